@@ -1,0 +1,178 @@
+#include "format/layout.h"
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "util/bf16.h"
+#include "util/error.h"
+
+namespace lowbit {
+
+void validate_problem(const WeightProblem& p) {
+  if (p.n < 1) fail(Status::invalid_argument, "n must be >= 1 (got ", p.n, ")");
+  if (p.k < 1) fail(Status::invalid_argument, "k must be >= 1 (got ", p.k, ")");
+  if (p.bits < 1 || p.bits > 8)
+    fail(Status::invalid_argument, "bits must be in 1..8 (got ", p.bits, ")");
+  if (p.group_size < 16 || p.group_size % 16 != 0 || p.group_size > kMaxGroupSize)
+    fail(Status::invalid_argument, "group_size must be a multiple of 16 in [16, ", kMaxGroupSize,
+         "] (got ", p.group_size, ")");
+  if (p.k % p.group_size != 0)
+    fail(Status::invalid_argument, "group_size ", p.group_size, " does not divide k = ", p.k);
+  if (int64_t(p.n) * p.k >= (int64_t{1} << 31))
+    fail(Status::invalid_argument, "n*k = ", int64_t(p.n) * p.k, " exceeds 2^31-1 (n = ", p.n,
+         ", k = ", p.k, ")");
+}
+
+namespace {
+
+int plane_widths(int bits, int* widths) {
+  int count = 0;
+  for (int w : {8, 4, 2, 1}) {
+    if (bits >= w) {
+      widths[count++] = w;
+      bits -= w;
+    }
+  }
+  return count;
+}
+
+// Visits every (stream index, plane byte, bit offset) of one plane, in plane byte order.
+template <typename F>
+void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
+  const int per_byte = 8 / pl.width;
+  const size_t chunk_values = size_t(pl.chunk) * per_byte;
+  for (size_t c = 0; c < stream_bytes / chunk_values; ++c)
+    for (int j = 0; j < pl.chunk; ++j)
+      for (int s = 0; s < per_byte; ++s)
+        f(c * chunk_values + size_t(s) * pl.chunk + j, pl.offset + c * pl.chunk + j, s * pl.width);
+}
+
+size_t scale_bytes(ScaleFormat sf) { return sf == ScaleFormat::bf16 ? 2 : 4; }
+
+}  // namespace
+
+PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf) {
+  PackedGeometry g;
+  g.n = p.n;
+  g.nr = layout.nr;
+  g.kr = layout.kr;
+  g.n_padded = (p.n + layout.nr - 1) / layout.nr * layout.nr;
+  g.panels = g.n_padded / layout.nr;
+  g.groups = p.groups();
+  g.group_size = p.group_size;
+  g.bits = p.bits;
+  g.has_zeros = p.has_zeros;
+  g.has_bias = p.has_bias;
+  g.scale_format = sf;
+  g.stream_bytes = size_t(layout.nr) * p.group_size;
+  int widths[4];
+  g.num_planes = plane_widths(p.bits, widths);
+  size_t offset = 0;
+  int shift = 0;
+  for (int i = 0; i < g.num_planes; ++i) {
+    const size_t plane_bytes = g.stream_bytes * widths[i] / 8;
+    g.planes[i] = Plane{widths[i], shift,
+                        int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
+    offset += plane_bytes;
+    shift += widths[i];
+  }
+  g.scales_offset = offset;
+  g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);
+  g.record_bytes = g.zeros_offset + (p.has_zeros ? size_t(layout.nr) : 0);
+  g.panel_bytes = g.record_bytes * g.groups;
+  g.bias_offset = (g.panel_bytes * g.panels + 63) / 64 * 64;  // floats, aligned
+  g.payload_bytes = g.bias_offset + (p.has_bias ? size_t(g.n_padded) * 4 : 0);
+  return g;
+}
+
+void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* scales,
+                  const int8_t* zeros, const float* bias, uint8_t* out) {
+  const int k = g.groups * g.group_size;
+  const int offset = 1 << (g.bits - 1);
+  std::vector<uint8_t> stream(g.stream_bytes);
+  for (int p = 0; p < g.panels; ++p) {
+    for (int grp = 0; grp < g.groups; ++grp) {
+      uint8_t* rec = out + g.record_offset(p, grp);
+      for (int kb = 0; kb < g.group_size / g.kr; ++kb)
+        for (int c = 0; c < g.nr; ++c)
+          for (int j = 0; j < g.kr; ++j) {
+            const int col = p * g.nr + c;
+            const int kk = grp * g.group_size + kb * g.kr + j;
+            const int q = col < g.n ? qvals[size_t(col) * k + kk] : -offset;
+            stream[(size_t(kb) * g.nr + c) * g.kr + j] = uint8_t(q + offset);
+          }
+      for (int i = 0; i < g.num_planes; ++i) {
+        const Plane& pl = g.planes[i];
+        const unsigned mask = (1u << pl.width) - 1;
+        for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
+          rec[byte] |= uint8_t(((stream[idx] >> pl.shift) & mask) << bit);
+        });
+      }
+      for (int c = 0; c < g.nr; ++c) {
+        const int col = p * g.nr + c;
+        const float s = col < g.n ? scales[size_t(col) * g.groups + grp] : 0.0f;
+        if (g.scale_format == ScaleFormat::bf16) {
+          const uint16_t h = uint16_t(f32_bits(s) >> 16);
+          std::memcpy(rec + g.scales_offset + 2 * c, &h, 2);
+        } else {
+          std::memcpy(rec + g.scales_offset + 4 * c, &s, 4);
+        }
+        if (g.has_zeros)
+          rec[g.zeros_offset + c] =
+              uint8_t(col < g.n ? zeros[size_t(col) * g.groups + grp] : 0);
+      }
+    }
+  }
+  if (g.has_bias) std::memcpy(out + g.bias_offset, bias, size_t(g.n) * 4);
+}
+
+void unpack_record(const PackedGeometry& g, const uint8_t* rec, int8_t* q, float* scales,
+                   int8_t* zeros) {
+  std::vector<uint8_t> stream(g.stream_bytes, 0);
+  for (int i = 0; i < g.num_planes; ++i) {
+    const Plane& pl = g.planes[i];
+    const unsigned mask = (1u << pl.width) - 1;
+    for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
+      stream[idx] |= uint8_t(((rec[byte] >> bit) & mask) << pl.shift);
+    });
+  }
+  const int offset = 1 << (g.bits - 1);
+  for (int kb = 0; kb < g.group_size / g.kr; ++kb)
+    for (int c = 0; c < g.nr; ++c)
+      for (int j = 0; j < g.kr; ++j)
+        q[size_t(c) * g.group_size + kb * g.kr + j] =
+            int8_t(int(stream[(size_t(kb) * g.nr + c) * g.kr + j]) - offset);
+  for (int c = 0; c < g.nr; ++c) {
+    if (g.scale_format == ScaleFormat::bf16) {
+      uint16_t h;
+      std::memcpy(&h, rec + g.scales_offset + 2 * c, 2);
+      scales[c] = bf16_to_f32(h);
+    } else {
+      std::memcpy(&scales[c], rec + g.scales_offset + 4 * c, 4);
+    }
+    zeros[c] = g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0;
+  }
+}
+
+void unpack_payload(const PackedGeometry& g, const uint8_t* payload, int8_t* qvals,
+                    float* scales, int8_t* zeros, float* bias) {
+  const int n = g.n, k = g.groups * g.group_size;
+  std::vector<int8_t> q(g.stream_bytes);
+  std::vector<float> s(g.nr);
+  std::vector<int8_t> z(g.nr);
+  for (int p = 0; p < g.panels; ++p)
+    for (int grp = 0; grp < g.groups; ++grp) {
+      unpack_record(g, payload + g.record_offset(p, grp), q.data(), s.data(), z.data());
+      for (int c = 0; c < g.nr && p * g.nr + c < n; ++c) {
+        const size_t col = size_t(p) * g.nr + c;
+        std::memcpy(qvals + col * k + size_t(grp) * g.group_size, &q[size_t(c) * g.group_size],
+                    g.group_size);
+        scales[col * g.groups + grp] = s[c];
+        if (zeros != nullptr) zeros[col * g.groups + grp] = z[c];
+      }
+    }
+  if (g.has_bias && bias != nullptr) std::memcpy(bias, payload + g.bias_offset, size_t(n) * 4);
+}
+
+}  // namespace lowbit

@@ -1,0 +1,75 @@
+// Layout families of packed weights and the one generic packer they all share.
+//
+// Payload = panels of `nr` columns (n padded up to a multiple of nr), each a sequence of one
+// record per group g = 0..G-1, then the bias (f32 [n_padded]) when the weights have one.
+//
+// Record (panel p, group g):
+//   planes   the group's weights as a stream S of L = nr*group_size bytes, u = q + 2^(bits-1)
+//            (unsigned, 0..2^bits-1), ordered S[(kb*nr + c)*kr + j] = u[col p*nr+c][g*gs + kb*kr + j],
+//            split into bit planes of width 8, 4, 2 or 1 (bits = Σ widths, low bits first:
+//            8=[8] 7=[4,2,1] 6=[4,2] 5=[4,1] 4=[4] 3=[2,1] 2=[2] 1=[1]). A plane of width w holds
+//            f = 8/w values per byte: the stream is cut into chunks of C*f values (C = chunk
+//            bytes, see chunk_bytes()), and byte j of a chunk holds values s*C + j, s = 0..f-1,
+//            at bit s*w. C = sr gives SIMD kernels whole vectors per shift-and-mask.
+//   scales   nr × f32, or nr × bf16 when the header says so (only if all are bf16-exact)
+//   zeros    nr × int8, when has_zeros
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/isa.h"
+#include "format/problem.h"
+#include "lowbit/lowbit.hpp"
+
+namespace lowbit {
+
+struct LayoutDesc {
+  uint16_t id;       // stable on-disk id; never reused
+  const char* name;  // e.g. "x86_avx512_n16k4s64"
+  Arch arch;         // Arch::unknown: runs anywhere
+  IsaSet isa;        // the ISA the layout is packed for (recorded in headers)
+  int nr, kr, sr;    // columns per panel, k-interleave, plane chunk bytes
+  bool bf16_scales;  // may store scales as bf16 when every scale is bf16-exact
+};
+
+struct Plane {
+  int width;  // bits per value: 8, 4, 2 or 1
+  int shift;  // position of these bits in u
+  int chunk;  // C for this plane: gcd(sr, L/f), so every problem fits every layout
+  size_t offset;  // byte offset of the plane within the record
+};
+
+// Everything needed to address a packed payload, derived from layout + problem + scale format.
+struct PackedGeometry {
+  int n = 0, nr = 0, kr = 0;
+  int n_padded = 0, panels = 0, groups = 0, group_size = 0, bits = 0;
+  bool has_zeros = false, has_bias = false;
+  ScaleFormat scale_format = ScaleFormat::f32;
+  size_t stream_bytes = 0;  // L
+  int num_planes = 0;
+  Plane planes[3] = {};
+  size_t scales_offset = 0, zeros_offset = 0, record_bytes = 0;
+  size_t panel_bytes = 0, bias_offset = 0, payload_bytes = 0;
+
+  size_t record_offset(int panel, int group) const {
+    return (size_t(panel) * groups + group) * record_bytes;
+  }
+};
+
+PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf);
+
+// Packs unpacked weights (qvals [n,k] int8, scales/zeros [n,G], bias [n]) into `out`
+// (geometry.payload_bytes, zero-initialised by the caller). Inputs are already validated.
+void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* scales,
+                  const int8_t* zeros, const float* bias, uint8_t* out);
+
+// Decodes one record: q [nr][group_size] signed values, scales [nr], zeros [nr] (0 if none).
+void unpack_record(const PackedGeometry& g, const uint8_t* record, int8_t* q, float* scales,
+                   int8_t* zeros);
+
+// Inverse of pack_payload (for repack and tools): outputs sized as for pack_payload.
+void unpack_payload(const PackedGeometry& g, const uint8_t* payload, int8_t* qvals,
+                    float* scales, int8_t* zeros, float* bias);
+
+}  // namespace lowbit

@@ -1,0 +1,42 @@
+// Packed activations (LHS): rows quantized once per call, in blocks of `mr` rows laid out
+// for a kernel's tile. One block:
+//   float   scale[mr]            s_x (NaN for a row holding NaN/Inf)
+//   int32   zero[mr]             zx
+//   int32   sums[groups][mr]     Σ_{k∈g} qx, for kernels that fold zero points in with sums
+//   int8    q[k/kr][mr][kr]      qx, kr values of a row at a time; rows >= m are zero
+// Each part starts at a 64-byte boundary of the block; blocks are 64-byte aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lowbit {
+
+struct LhsFormat {
+  int mr = 1;
+  int kr = 1;
+};
+
+struct LhsBlockLayout {
+  size_t zero_offset, sums_offset, q_offset, block_bytes;
+};
+
+LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups);
+
+// Quantizes rows [0, m) of x (row stride ldx floats) into ceil(m/mr) blocks at `out`.
+void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
+              uint8_t* out);
+
+// Block accessors.
+inline const float* lhs_scales(const uint8_t* block) { return reinterpret_cast<const float*>(block); }
+inline const int32_t* lhs_zeros(const uint8_t* block, const LhsBlockLayout& l) {
+  return reinterpret_cast<const int32_t*>(block + l.zero_offset);
+}
+inline const int32_t* lhs_sums(const uint8_t* block, const LhsBlockLayout& l) {
+  return reinterpret_cast<const int32_t*>(block + l.sums_offset);
+}
+inline const int8_t* lhs_q(const uint8_t* block, const LhsBlockLayout& l) {
+  return reinterpret_cast<const int8_t*>(block + l.q_offset);
+}
+
+}  // namespace lowbit

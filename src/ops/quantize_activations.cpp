@@ -1,0 +1,102 @@
+#include "ops/quantize_activations.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace lowbit {
+
+namespace {
+
+RowQuant nonfinite_row(size_t k, int8_t* q) {
+  std::memset(q, 0, k);
+  return {std::numeric_limits<float>::quiet_NaN(), 0};
+}
+
+// Scale and zero point from the row's range; shared by both paths so they cannot diverge.
+RowQuant row_params(float lo, float hi) {
+  float s = (hi - lo) / 255.0f;
+  if (s == 0.0f) s = 1.0f;  // a row of zeros (or one whose range underflows)
+  float zp = std::nearbyint(-128.0f - lo / s);
+  zp = std::fmin(std::fmax(zp, -128.0f), 127.0f);
+  return {s, int32_t(zp)};
+}
+
+inline int8_t quantize_value(float x, float s, float zp) {
+  float q = std::nearbyint(x / s) + zp;
+  q = std::fmin(std::fmax(q, -128.0f), 127.0f);
+  return int8_t(q);
+}
+
+}  // namespace
+
+RowQuant quantize_row_scalar(const float* x, size_t k, int8_t* q) {
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t i = 0; i < k; ++i) {
+    if (!std::isfinite(x[i])) return nonfinite_row(k, q);
+    lo = std::fmin(lo, x[i]);
+    hi = std::fmax(hi, x[i]);
+  }
+  const RowQuant r = row_params(lo, hi);
+  for (size_t i = 0; i < k; ++i) q[i] = quantize_value(x[i], r.scale, float(r.zero));
+  return r;
+}
+
+#if defined(__SSE2__)
+
+RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
+  // Range: min/max are exact, so the reduction order does not matter. A non-finite value is
+  // detected by x*0 != 0 (NaN for Inf and NaN).
+  __m128 vlo = _mm_setzero_ps(), vhi = _mm_setzero_ps(), bad = _mm_setzero_ps();
+  const __m128 zero = _mm_setzero_ps();
+  size_t i = 0;
+  for (; i + 4 <= k; i += 4) {
+    const __m128 v = _mm_loadu_ps(x + i);
+    vlo = _mm_min_ps(vlo, v);
+    vhi = _mm_max_ps(vhi, v);
+    bad = _mm_or_ps(bad, _mm_cmpunord_ps(_mm_mul_ps(v, zero), zero));
+  }
+  if (_mm_movemask_ps(bad) != 0) return nonfinite_row(k, q);
+  float lo4[4], hi4[4];
+  _mm_storeu_ps(lo4, vlo);
+  _mm_storeu_ps(hi4, vhi);
+  float lo = 0.0f, hi = 0.0f;
+  for (int j = 0; j < 4; ++j) {
+    lo = std::fmin(lo, lo4[j]);
+    hi = std::fmax(hi, hi4[j]);
+  }
+  for (size_t t = i; t < k; ++t) {
+    if (!std::isfinite(x[t])) return nonfinite_row(k, q);
+    lo = std::fmin(lo, x[t]);
+    hi = std::fmax(hi, x[t]);
+  }
+  const RowQuant r = row_params(lo, hi);
+  // cvtps2dq rounds half-to-even in the default rounding mode, like nearbyint. Clamping in
+  // int32 after the add equals clamping in f32: both values are small integers.
+  const __m128 vs = _mm_set1_ps(r.scale);
+  const __m128i vzp = _mm_set1_epi32(r.zero);
+  for (i = 0; i + 16 <= k; i += 16) {
+    __m128i w[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m128 v = _mm_div_ps(_mm_loadu_ps(x + i + 4 * j), vs);
+      w[j] = _mm_add_epi32(_mm_cvtps_epi32(v), vzp);
+    }
+    // Saturating packs clamp to [-128, 127] exactly.
+    const __m128i w01 = _mm_packs_epi32(w[0], w[1]), w23 = _mm_packs_epi32(w[2], w[3]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(w01, w23));
+  }
+  for (; i < k; ++i) q[i] = quantize_value(x[i], r.scale, float(r.zero));
+  return r;
+}
+
+#else
+
+RowQuant quantize_row(const float* x, size_t k, int8_t* q) { return quantize_row_scalar(x, k, q); }
+
+#endif
+
+}  // namespace lowbit

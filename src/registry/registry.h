@@ -1,0 +1,77 @@
+// The kernel registry: every micro-kernel declared once, as data (DESIGN §4).
+//
+// Selection reads only these descriptors; adding a kernel is one source file plus one entry
+// in registry.cpp. Kernels sharing a layout share its packing (format/layout.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cpu/isa.h"
+#include "cpu/profile.h"
+#include "format/layout.h"
+#include "registry/kernel.h"
+
+namespace lowbit {
+
+// Cost-model coefficients, in cycles of one core, measured on the kernel's reference uarch.
+struct KernelCost {
+  float unpack;     // per weight value per LHS block (unpacking, column sums): paid once per block
+  float dot;        // per weight value per row computed
+  float call;       // per call of the kernel (setup, output stores)
+  bool pads_rows;   // true: a block of m < mr rows costs as much as a full block
+};
+
+// Optional uarch affinity: the estimate is multiplied by `factor` on that uarch.
+struct UarchFactor {
+  Uarch uarch;
+  float factor;
+};
+
+struct KernelDesc {
+  const char* name;     // "qa8_qw4_gemm_4x16c4__avx512vnni": op, tile mr x nr c kr, ISA
+  uint16_t layout_id;   // the packed-weights layout it reads
+  IsaSet requires;      // ISA features it executes
+  int mr;               // rows per LHS block (m_step)
+  LhsFormat lhs;        // LHS packing it reads (lhs.mr == mr)
+  uint16_t bits_mask;   // bit b set: supports b-bit weights
+  bool zeros, bias;     // supports zero points / bias
+  KernelCost cost;
+  UarchFactor prefers[4];  // {Uarch::unknown, 0} terminated
+  UKernelFn fn;         // nullptr: a kernel of another architecture (described, not built)
+};
+
+constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
+  uint16_t m = 0;
+  for (int b : bits) m |= uint16_t(1u << b);
+  return m;
+}
+constexpr uint16_t kAllBits = bits_mask({1, 2, 3, 4, 5, 6, 7, 8});
+
+class Registry {
+ public:
+  // Validates: unique names, known layouts, mr >= 1 and lhs.mr == mr, kr dividing 16 and equal
+  // to the layout's kr, mr strictly increasing per layout, a function pointer. Throws
+  // Error(internal) naming the bad descriptor.
+  Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc*> layouts);
+
+  const std::vector<KernelDesc>& kernels() const { return kernels_; }
+  const std::vector<const LayoutDesc*>& layouts() const { return layouts_; }
+  const LayoutDesc* layout(uint16_t id) const;
+  const KernelDesc* kernel(const std::string& name) const;
+  // Kernels reading `layout_id`, in increasing mr.
+  std::vector<const KernelDesc*> kernels_for(uint16_t layout_id) const;
+
+ private:
+  std::vector<KernelDesc> kernels_;
+  std::vector<const LayoutDesc*> layouts_;
+};
+
+// The architecture this library was built for.
+Arch build_arch();
+
+// The built-in registry for this build's architecture (validated once, on first use).
+const Registry& default_registry();
+
+}  // namespace lowbit

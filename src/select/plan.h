@@ -1,0 +1,86 @@
+// Run-time planning: which kernel(s) cover the m rows, the tiling and the thread split —
+// per uarch, so each core of a heterogeneous CPU runs the kernel planned for it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cpu/profile.h"
+#include "format/header.h"
+#include "registry/registry.h"
+
+namespace lowbit {
+
+constexpr int kMaxUarchs = 4;    // per-uarch plans kept; further uarchs use index 0's plan
+constexpr int kMaxSegments = 2;  // e.g. mr=4 tiles, then mr=1 for the remainder
+
+struct Segment {
+  const KernelDesc* kernel = nullptr;
+  int row_begin = 0, rows = 0;  // rows [row_begin, row_begin+rows), in blocks of kernel->mr
+};
+
+struct UarchPlan {
+  Uarch uarch = Uarch::unknown;
+  int num_segments = 0;
+  Segment seg[kMaxSegments];
+  double est_ns = 0.0;
+};
+
+struct ExecPlan {
+  uint64_t key = 0;
+  int m = 0, threads = 1;
+  int num_uarchs = 1;
+  UarchPlan per_uarch[kMaxUarchs];
+  int row_tile = 1;  // rows per task: a multiple of every segment's mr (or all rows)
+  int col_tile = 1;  // columns per task: a multiple of the layout's nr
+  // The uarch plan a worker on uarch index `i` runs.
+  const UarchPlan& for_uarch(uint32_t i) const { return per_uarch[i < uint32_t(num_uarchs) ? i : 0]; }
+};
+
+// One line of an explanation: a kernel or a kernel mix, why it was (not) usable, its cost.
+struct Candidate {
+  std::string name;
+  bool eligible = false;
+  std::string reason;  // empty when eligible
+  double cost_ns = 0.0;
+};
+
+struct PlanExplanation {
+  std::vector<Candidate> kernels;  // every registered kernel, for uarch index 0
+  std::vector<Candidate> mixes;    // every kernel mix considered, for uarch index 0
+  std::string winner;
+};
+
+// Why `kd` cannot run packed weights of `layout` and `p` on `isa` (empty string: it can).
+// With require_code, a kernel not built into this binary is rejected too.
+std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
+                             const WeightProblem& p, IsaSet isa, bool require_code = true);
+
+// Plans m rows with `threads` threads. Throws Error(unsupported) naming the layout and the
+// missing ISA when no kernel of the registry can run these weights on this profile.
+// require_code = false estimates for another machine (packing for a named target).
+ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
+                   int threads, PlanExplanation* explain = nullptr, bool require_code = true);
+
+// Lock-free on hits, allocation-free on hits; plans live as long as the cache.
+class PlanCache {
+ public:
+  static constexpr int kSlots = 64;
+  PlanCache();
+  ~PlanCache();
+  const ExecPlan* find(uint64_t key) const;
+  // Stores a copy; returns the cached plan, or nullptr when the cache is full.
+  const ExecPlan* insert(const ExecPlan& plan);
+
+ private:
+  std::atomic<const ExecPlan*> slots_[kSlots];
+  std::mutex insert_mutex_;
+};
+
+inline uint64_t plan_key(int m, int threads) { return (uint64_t(uint32_t(m)) << 20) | uint32_t(threads); }
+
+}  // namespace lowbit

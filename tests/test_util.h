@@ -1,0 +1,87 @@
+// Shared test helpers: random problems, unaligned buffers, bit comparison.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/problem.h"
+#include "ops/reference.h"
+
+namespace lowbit::test {
+
+struct Weights {
+  WeightProblem p;
+  std::vector<int8_t> q, zeros;
+  std::vector<float> scales, bias;
+  const int8_t* zeros_ptr() const { return p.has_zeros ? zeros.data() : nullptr; }
+  const float* bias_ptr() const { return p.has_bias ? bias.data() : nullptr; }
+};
+
+// Random weights over the whole bit range; scales optionally bf16-exact.
+inline Weights random_weights(const WeightProblem& p, uint32_t seed, bool bf16_scales = false) {
+  std::mt19937 rng(seed);
+  Weights w;
+  w.p = p;
+  const int lo = -(1 << (p.bits - 1)), hi = (1 << (p.bits - 1)) - 1;
+  std::uniform_int_distribution<int> qd(lo, hi), zd(-128, 127);
+  std::uniform_real_distribution<float> sd(0.001f, 0.1f), bd(-1.0f, 1.0f);
+  w.q.resize(size_t(p.n) * p.k);
+  for (auto& v : w.q) v = int8_t(qd(rng));
+  w.scales.resize(size_t(p.n) * p.groups());
+  for (auto& s : w.scales) {
+    s = sd(rng);
+    if (bf16_scales) {
+      uint32_t u;
+      std::memcpy(&u, &s, 4);
+      u &= 0xFFFF0000u;
+      std::memcpy(&s, &u, 4);
+    }
+  }
+  if (p.has_zeros) {
+    w.zeros.resize(w.scales.size());
+    for (auto& z : w.zeros) z = int8_t(zd(rng));
+  }
+  if (p.has_bias) {
+    w.bias.resize(size_t(p.n));
+    for (auto& b : w.bias) b = bd(rng);
+  }
+  return w;
+}
+
+// Activations at a deliberately unaligned address (offset floats past a 64-byte boundary).
+struct Activations {
+  std::vector<float> storage;
+  float* x;
+};
+inline Activations random_activations(int m, int k, uint32_t seed, int offset = 1) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  Activations a;
+  a.storage.resize(size_t(m) * k + 32);
+  a.x = a.storage.data() + offset;
+  for (size_t i = 0; i < size_t(m) * k; ++i) a.x[i] = d(rng);
+  return a;
+}
+
+inline std::vector<float> reference(const Weights& w, int m, const float* x, ClampRange c = {}) {
+  std::vector<float> y(size_t(m) * w.p.n);
+  reference_linear(w.p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr(), m, x, y.data(), c);
+  return y;
+}
+
+inline bool bits_equal(const float* a, const float* b, size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+// Index of the first differing float, for messages.
+inline std::string first_difference(const float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (std::memcmp(&a[i], &b[i], 4) != 0)
+      return "index " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+  return "none";
+}
+
+}  // namespace lowbit::test
