@@ -1,0 +1,137 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "format/layouts.h"
+#include "format/packed_weights.h"
+#include "lowbit/lowbit.hpp"
+#include "test_util.h"
+
+namespace lowbit {
+namespace {
+
+// The generic packer is exactly invertible for every geometry a layout may choose.
+TEST(Layout, PackUnpackRoundTripForManyGeometries) {
+  for (int nr : {1, 3, 8, 16})
+    for (int kr : {1, 4, 8, 16})
+      for (int sr : {1, 16, 32, 64})
+        for (int bits = 1; bits <= 8; ++bits) {
+          const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, nr, kr, sr, true};
+          const WeightProblem p{nr * 2 + 1, 96, bits, 48, bits % 2 == 0, bits % 3 == 0};
+          const test::Weights w = test::random_weights(p, uint32_t(nr * kr + sr + bits), bits > 4);
+          const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
+          std::vector<int8_t> q(w.q.size()), z(w.zeros.size());
+          std::vector<float> s(w.scales.size()), bias(w.bias.size());
+          unpack_payload(b.geo, b.payload(), q.data(), s.data(), p.has_zeros ? z.data() : nullptr,
+                         p.has_bias ? bias.data() : nullptr);
+          ASSERT_EQ(q, w.q) << "nr " << nr << " kr " << kr << " sr " << sr << " bits " << bits;
+          ASSERT_EQ(s, w.scales);
+          ASSERT_EQ(z, w.zeros);
+          ASSERT_EQ(bias, w.bias);
+          EXPECT_EQ(b.header.scale_format, bits > 4 ? ScaleFormat::bf16 : ScaleFormat::f32);
+        }
+}
+
+TEST(Layout, PayloadBytesMatchTheBitWidth) {
+  const WeightProblem p{64, 4096, 4, 32, false, false};
+  const PackedGeometry g = make_geometry(portable_layout(), p, ScaleFormat::bf16);
+  EXPECT_EQ(g.payload_bytes, size_t(64) * 4096 / 2 + size_t(64) * 128 * 2);
+}
+
+class Files : public ::testing::Test {
+ protected:
+  std::string path = ::testing::TempDir() + "lowbit_test_weights.bin";
+  void TearDown() override { std::remove(path.c_str()); }
+};
+
+TEST_F(Files, SaveLoadAndBufferRoundTripsGiveIdenticalResults) {
+  const WeightProblem p{19, 64, 5, 32, true, true};
+  const test::Weights w = test::random_weights(p, 3);
+  const PackedWeights a = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(),
+                                              w.scales.data(), w.zeros_ptr(), w.bias_ptr());
+  a.save(path);
+  const PackedWeights b = PackedWeights::load(path);
+  const PackedWeights c = PackedWeights::from_buffer(a.data(), a.size());
+  ASSERT_EQ(b.size(), a.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0);
+  test::Activations x = test::random_activations(3, p.k, 4);
+  std::vector<float> ya(3 * p.n), yb(3 * p.n), yc(3 * p.n);
+  a.linear(3, x.x, ya.data());
+  b.linear(3, x.x, yb.data());
+  c.linear(3, x.x, yc.data());
+  EXPECT_TRUE(test::bits_equal(ya.data(), yb.data(), ya.size()));
+  EXPECT_TRUE(test::bits_equal(ya.data(), yc.data(), ya.size()));
+  EXPECT_TRUE(test::bits_equal(ya.data(), test::reference(w, 3, x.x).data(), ya.size()));
+}
+
+TEST_F(Files, FlippedBitInASavedFileIsDetected) {
+  const WeightProblem p{4, 32, 2, 16, false, false};
+  const test::Weights w = test::random_weights(p, 5);
+  PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr).save(path);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(140);
+  char c;
+  f.get(c);
+  f.seekp(140);
+  f.put(char(c ^ 4));
+  f.close();
+  try {
+    PackedWeights::load(path);
+    FAIL() << "a flipped payload bit was not detected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::corrupt_data);
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Files, MissingFileAndUnwritablePathAreIoErrors) {
+  try {
+    PackedWeights::load(path + ".does-not-exist");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::io_error);
+  }
+  const WeightProblem p{4, 32, 2, 16, false, false};
+  const test::Weights w = test::random_weights(p, 5);
+  const PackedWeights a =
+      PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr);
+  try {
+    a.save("/nonexistent-dir/x.bin");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::io_error);
+  }
+}
+
+TEST(Pack, RejectsOutOfRangeValuesNamingThem) {
+  const WeightProblem p{3, 32, 3, 16, false, false};
+  test::Weights w = test::random_weights(p, 6);
+  w.q[37] = 4;  // 3-bit range is [-4, 3]
+  try {
+    PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("qvals[37]"), std::string::npos) << e.what();
+  }
+  w.q[37] = 0;
+  w.scales[2] = INFINITY;
+  EXPECT_THROW(PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr), Error);
+}
+
+TEST(Pack, UnknownTargetIsAnArgumentError) {
+  const WeightProblem p{3, 32, 4, 16, false, false};
+  const test::Weights w = test::random_weights(p, 6);
+  try {
+    PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr, "x86-avx9000");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("x86-avx9000"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace lowbit
