@@ -1,1 +1,72 @@
-int main() { return 0; }
+// lowbit: inspect the CPU profile and kernels, explain selection, pack and inspect weights,
+// run model layers, benchmark, and measure selection regret.
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "args.h"
+#include "commands.h"
+#include "lowbit/lowbit.hpp"
+
+namespace {
+
+const char kUsage[] =
+    "usage: lowbit <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info    [--json]                       CPU profile, kernels and which can run here\n"
+    "  explain --n N --k K --m M --bits B --group G [--zeros] [--bias] [--threads T]\n"
+    "          [--target T] [--json]          layout decision and plan, with every candidate\n"
+    "  run     [--model NAME] [--threads T] [--json]\n"
+    "                                         pack a model's layers, check, time vs OpenBLAS\n"
+    "  pack    --n N --k K --bits B --group G [--zeros] [--bias] [--target T]\n"
+    "          [--in weights.npy] [--seed S] --out FILE\n"
+    "                                         quantize random or given f32 weights and pack\n"
+    "  inspect FILE [--json]                  validate a packed file and print its header\n"
+    "  bench   [--json] [--quick]             shape suite vs reference, OpenBLAS and oneDNN\n"
+    "  regret  [--json] [--quick]             time every candidate plan vs the chosen one\n"
+    "\n"
+    "models: llama3-8b (default), llama3.2-1b, qwen2.5-0.5b\n"
+    "targets: portable, x86-avx2, x86-avxvnni, x86-avx512vnni, aarch64-neon, aarch64-dotprod,\n"
+    "         aarch64-i8mm (default: this CPU)\n"
+    "environment: LOWBIT_ISA=<cap> caps the ISA (scalar, avx2, avx2+avxvnni, avx512, neon, ...);\n"
+    "             LOWBIT_LOG=select prints each fresh selection decision\n";
+
+struct Command {
+  const char* name;
+  int (*fn)(int, char**);
+};
+
+const Command kCommands[] = {
+    {"info", lowbit::cli::cmd_info},       {"explain", lowbit::cli::cmd_explain},
+    {"run", lowbit::cli::cmd_run},         {"pack", lowbit::cli::cmd_pack},
+    {"inspect", lowbit::cli::cmd_inspect}, {"bench", lowbit::cli::cmd_bench},
+    {"regret", lowbit::cli::cmd_regret},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.fn(argc - 2, argv + 2);
+    } catch (const lowbit::cli::UsageError& e) {
+      std::fprintf(stderr, "lowbit %s: %s\n\n%s", c.name, e.what(), kUsage);
+      return 2;
+    } catch (const lowbit::Error& e) {
+      std::fprintf(stderr, "lowbit %s: error (%s): %s\n", c.name, lowbit::status_name(e.status()), e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lowbit %s: error: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "lowbit: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return 2;
+}

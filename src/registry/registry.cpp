@@ -10,16 +10,6 @@
 
 namespace lowbit {
 
-Arch build_arch() {
-#if defined(__x86_64__)
-  return Arch::x86_64;
-#elif defined(__aarch64__)
-  return Arch::arm64;
-#else
-  return Arch::unknown;
-#endif
-}
-
 Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc*> layouts)
     : kernels_(std::move(kernels)), layouts_(std::move(layouts)) {
   std::set<std::string> names;
@@ -31,7 +21,7 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
     if (l == nullptr) fail(Status::internal, "registry: kernel ", name, " reads unknown layout ", k.layout_id);
     // Kernels of other architectures are described (so weights can be packed for them) but
     // have no code in this build.
-    if (k.fn == nullptr && (l->arch == Arch::unknown || l->arch == build_arch()))
+    if (k.fn == nullptr && (l->arch == Arch::unknown || l->arch == kBuildArch))
       fail(Status::internal, "registry: kernel ", name, " has no function");
     if (k.mr < 1 || k.lhs.mr != k.mr)
       fail(Status::internal, "registry: kernel ", name, ": mr ", k.mr, " and lhs.mr ", k.lhs.mr,

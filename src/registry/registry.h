@@ -68,9 +68,6 @@ class Registry {
   std::vector<const LayoutDesc*> layouts_;
 };
 
-// The architecture this library was built for.
-Arch build_arch();
-
 // The built-in registry for this build's architecture (validated once, on first use).
 const Registry& default_registry();
 

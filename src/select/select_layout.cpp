@@ -23,9 +23,6 @@ const Target kTargets[] = {
     {"aarch64-i8mm", Arch::arm64, "i8mm"},
 };
 
-// All features of an architecture: the cap then selects the tier.
-IsaSet all_features() { return IsaSet(~uint64_t{0} >> (64 - kIsaCount)); }
-
 }  // namespace
 
 const std::vector<std::string>& target_names() {
@@ -44,7 +41,7 @@ CpuProfile target_profile(std::string_view target) {
     const CpuProfile& host = host_profile();
     CpuProfile p;
     p.arch = t.arch == Arch::unknown ? host.arch : t.arch;
-    p.isa = t.arch == Arch::unknown ? IsaSet{} : isa_cap(t.arch, t.cap) & all_features();
+    p.isa = t.arch == Arch::unknown ? IsaSet{} : isa_cap(t.arch, t.cap) & isa_features(t.arch);
     p.cores = host.cores;
     for (CoreInfo& c : p.cores) c = CoreInfo{Uarch::unknown, 0, 0};
     p.uarchs = {Uarch::unknown};

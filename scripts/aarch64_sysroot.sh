@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Makes the arm64 sysroot of lowbit's dependencies for the cross build, without touching the
+# host's dpkg configuration: a private apt state (its own lists, arm64 only, the host's
+# sources) downloads Debian's arm64 .debs, `dpkg -x` unpacks them, and GoogleTest is
+# cross-built from /usr/src/googletest and installed into the same sysroot.
+# Usage: scripts/aarch64_sysroot.sh [SYSROOT]   (default: build-aarch64/sysroot)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh cross
+sysroot="$(realpath -m "${1:-build-aarch64/sysroot}")"
+stamp="$sysroot/.lowbit-sysroot-v1"
+[ -f "$stamp" ] && exit 0
+
+work="$(realpath -m "$sysroot/../aarch64-apt")"
+debs=(libcpuinfo0 libcpuinfo-dev libpthreadpool0 libpthreadpool-dev zlib1g zlib1g-dev)
+echo "aarch64_sysroot.sh: downloading arm64 ${debs[*]} into $sysroot"
+rm -rf "$work" "$sysroot"
+mkdir -p "$work/state/lists/partial" "$work/cache/archives/partial" "$work/debs" "$sysroot"
+touch "$work/state/status"
+cat > "$work/apt.conf" <<CONF
+Dir::State "$work/state";
+Dir::State::status "$work/state/status";
+Dir::Cache "$work/cache";
+APT::Architecture "arm64";
+APT::Architectures { "arm64"; };
+APT::Sandbox::User "root";
+CONF
+export APT_CONFIG="$work/apt.conf"
+apt-get update -qq
+(cd "$work/debs" && apt-get download -qq "${debs[@]}")
+for d in "$work"/debs/*.deb; do dpkg -x "$d" "$sysroot"; done
+# Absolute symlinks (libz.so -> /lib/aarch64-linux-gnu/...) would point into the host.
+find "$sysroot" -type l | while read -r l; do
+  t="$(readlink "$l")"
+  case "$t" in /*) ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" "$sysroot$t")" "$l" ;; esac
+done
+
+echo "aarch64_sysroot.sh: cross-building GoogleTest"
+cmake -S /usr/src/googletest -B "$work/googletest" -G Ninja \
+  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64.cmake" -DLOWBIT_AARCH64_SYSROOT="$sysroot" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$sysroot/usr" -DCMAKE_INSTALL_LIBDIR=lib/aarch64-linux-gnu \
+  -DBUILD_GMOCK=ON >/dev/null
+cmake --build "$work/googletest" >/dev/null
+cmake --install "$work/googletest" >/dev/null
+rm -rf "$work"
+touch "$stamp"

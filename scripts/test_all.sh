@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it. With an argument, only that stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stage="${1:-all}"
+jobs=$(nproc)
+t0=$(date +%s)
+
+configure_build() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+}
+
+section() { echo; echo "=== $* ($(( $(date +%s) - t0 ))s)"; }
+
+if [ "$stage" = all ] || [ "$stage" = native ]; then
+  section "native build and tests"
+  configure_build build -DCMAKE_BUILD_TYPE=Release
+  (cd build && ctest --output-on-failure -j2)
+  # Every kernel path on this one machine: each LOWBIT_ISA cap.
+  for cap in scalar avx2 avx2+avxvnni avx512; do
+    section "kernel tests with LOWBIT_ISA=$cap"
+    LOWBIT_ISA=$cap ./build/tests/test_kernels --gtest_brief=1
+  done
+fi
+
+if [ "$stage" = all ] || [ "$stage" = asan ]; then
+  section "ASan+UBSan build and tests"
+  configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=address,undefined \
+    -DLOWBIT_BUILD_TOOLS=ON
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
+fi
+
+if [ "$stage" = all ] || [ "$stage" = tsan ]; then
+  section "TSan build and concurrency tests"
+  configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread -DLOWBIT_BUILD_TOOLS=OFF
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrency)
+fi
+
+if [ "$stage" = all ] || [ "$stage" = qemu-x86 ]; then
+  section "x86 CPU-model matrix under qemu"
+  bash scripts/test_qemu_x86.sh build
+fi
+
+if [ "$stage" = all ] || [ "$stage" = aarch64 ]; then
+  if [ -f scripts/test_aarch64.sh ]; then
+    section "aarch64 cross build under qemu"
+    bash scripts/test_aarch64.sh
+  fi
+fi
+section "done"
