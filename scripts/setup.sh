@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [build|test|bench|cross]   (default: build)
 set -euo pipefail
 want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthreadpool-dev
-      libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev)
+      libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev)
 case "${1:-build}" in
   build) ;;
   test)  want+=(qemu-user) ;;

@@ -2,13 +2,12 @@
 // random weights, pack for this CPU, show the kernels chosen for decode and prefill, check
 // the result against the reference (bit-exact) and the float math (error), and time lowbit
 // against OpenBLAS f32 in the same run.
-#include <cblas.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "args.h"
+#include "baselines.h"
 #include "commands.h"
 #include "describe.h"
 #include "lowbit/lowbit.hpp"
@@ -16,21 +15,11 @@
 #include "ops/linear.h"
 #include "ops/reference.h"
 #include "timing.h"
+#include "workload.h"
 
 namespace lowbit::cli {
 
 namespace {
-
-// Fast deterministic pseudo-random floats in [-a, a).
-void fill_random(std::vector<float>& v, uint64_t seed, float a) {
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (float& x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = (float(s >> 40) / float(1 << 24) * 2.0f - 1.0f) * a;
-  }
-}
 
 struct LayerResult {
   Layer layer;
@@ -44,8 +33,7 @@ struct LayerResult {
 LayerResult run_layer(const Layer& L, int bits, int group, int threads, int prefill_m, uint64_t seed) {
   LayerResult r;
   r.layer = L;
-  std::vector<float> w(size_t(L.n) * L.k);
-  fill_random(w, seed, 0.05f);
+  std::vector<float> w = random_floats(size_t(L.n) * L.k, seed, 0.05f);
   const QuantizedWeights q = quantize_weights(w.data(), L.n, L.k, bits, group, false, ScaleFormat::bf16);
   const PackedWeights pw = PackedWeights::pack(q);
   r.weight_bytes = double(pw.info().payload_bytes);
@@ -61,8 +49,7 @@ LayerResult run_layer(const Layer& L, int bits, int group, int threads, int pref
   // Check on a sample: 3 rows against the reference on the first columns (bit-exact) and
   // against float math (relative RMS error).
   const int check_m = 3, check_n = std::min(L.n, 64);
-  std::vector<float> x(size_t(prefill_m) * L.k);
-  fill_random(x, seed + 1, 1.0f);
+  const std::vector<float> x = random_floats(size_t(prefill_m) * L.k, seed + 1, 1.0f);
   std::vector<float> y(size_t(prefill_m) * L.n);
   LinearOptions opt;
   opt.num_threads = threads;
@@ -83,17 +70,15 @@ LayerResult run_layer(const Layer& L, int bits, int group, int threads, int pref
     }
   r.rel_err = std::sqrt(num / std::max(den, 1e-30));
 
-  openblas_set_num_threads(threads);
   const auto t1 = interleaved_medians(
       {[&] { pw.linear(1, x.data(), y.data(), opt); },
-       [&] { cblas_sgemv(CblasRowMajor, CblasNoTrans, L.n, L.k, 1.0f, wf.data(), L.k, x.data(), 1, 0.0f, y.data(), 1); }},
+       [&] { openblas_linear(1, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
       9);
   r.decode_ns = t1[0];
   r.decode_blas_ns = t1[1];
   const auto t2 = interleaved_medians(
       {[&] { pw.linear(prefill_m, x.data(), y.data(), opt); },
-       [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, prefill_m, L.n, L.k, 1.0f, x.data(), L.k,
-                         wf.data(), L.k, 0.0f, y.data(), L.n); }},
+       [&] { openblas_linear(prefill_m, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
       3);
   r.prefill_ns = t2[0];
   r.prefill_blas_ns = t2[1];
@@ -182,7 +167,5 @@ int cmd_run(int argc, char** argv) {
   return all_exact ? 0 : 1;
 }
 
-int cmd_bench(int, char**) { throw UsageError("bench: not implemented yet"); }
-int cmd_regret(int, char**) { throw UsageError("regret: not implemented yet"); }
 
 }  // namespace lowbit::cli

@@ -119,10 +119,23 @@ std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
   return {};
 }
 
-ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                   int threads, PlanExplanation* explain, bool require_code) {
+namespace {
+
+// Everything the planner may choose from, for one (weights, m, threads, profile).
+struct PlanSpace {
+  PackedGeometry g;
+  Machine mc;
+  std::vector<Mix> mixes;
+  std::vector<std::pair<int, int>> tilings;  // (row_tile, col_tile)
+};
+
+PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
+                     int threads, PlanExplanation* explain, bool require_code) {
   const LayoutDesc& layout = *h.layout;
-  const PackedGeometry g = make_geometry(layout, h.problem, h.scale_format);
+  PlanSpace sp{make_geometry(layout, h.problem, h.scale_format),
+               Machine{core_bandwidth(prof.arch), prof.caches.l2,
+                       std::max(prof.caches.l3, prof.caches.l2), threads},
+               {}, {}};
   std::vector<const KernelDesc*> eligible;
   std::string why_not;
   for (const KernelDesc& kd : reg.kernels()) {
@@ -136,65 +149,107 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
          ") can run layout ", layout.name, " (packed for ", arch_name(layout.arch), " ",
          isa_list(layout.isa), ")", why_not.empty() ? "" : ": ", why_not,
          "; repack the weights for this CPU");
+  sp.mixes = candidate_mixes(eligible, m);
+  // Tiling is shared by all uarchs: rows in multiples of every mr used, columns in nr; at most
+  // 32 column tiles per thread (smaller tiles only add per-call overhead).
+  int lcm_mr = 1;
+  for (const KernelDesc* k : eligible) lcm_mr = std::lcm(lcm_mr, k->mr);
+  const int rows_all = (m + lcm_mr - 1) / lcm_mr * lcm_mr;
+  const int rows_split = std::max(lcm_mr, (rows_all / threads + lcm_mr - 1) / lcm_mr * lcm_mr);
+  const PackedGeometry& g = sp.g;
+  for (int ct = g.nr;; ct *= 2) {
+    const int col_tile = std::min(ct, g.n_padded);
+    if ((g.n_padded + col_tile - 1) / col_tile <= 32 * threads) {
+      sp.tilings.push_back({rows_all, col_tile});
+      if (rows_split != rows_all) sp.tilings.push_back({rows_split, col_tile});
+    }
+    if (ct >= g.n_padded) break;
+  }
+  return sp;
+}
 
+UarchPlan uarch_plan(const Mix& mx, Uarch u, double est) {
+  UarchPlan up;
+  up.uarch = u;
+  up.est_ns = est;
+  up.num_segments = mx.num;
+  for (int i = 0; i < mx.num; ++i) up.seg[i] = mx.seg[i];
+  return up;
+}
+
+ExecPlan plan_shell(const CpuProfile& prof, int m, int threads) {
   ExecPlan plan;
   plan.key = plan_key(m, threads);
   plan.m = m;
   plan.threads = threads;
-  const Machine mc{core_bandwidth(prof.arch), prof.caches.l2, std::max(prof.caches.l3, prof.caches.l2),
-                   threads};
   plan.num_uarchs = int(std::min<size_t>(std::max<size_t>(prof.uarchs.size(), 1), kMaxUarchs));
-  const std::vector<Mix> mixes = candidate_mixes(eligible, m);
+  for (int u = 0; u < plan.num_uarchs; ++u)
+    plan.per_uarch[u].uarch = prof.uarchs.empty() ? Uarch::unknown : prof.uarchs[size_t(u)];
+  return plan;
+}
 
-  // Tiling is shared by all uarchs: rows in multiples of every mr used, columns in nr.
-  int lcm_mr = 1;
-  for (const KernelDesc* k : eligible) lcm_mr = std::lcm(lcm_mr, k->mr);
-  const int rows_all = (m + lcm_mr - 1) / lcm_mr * lcm_mr;
+}  // namespace
+
+ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
+                   int threads, PlanExplanation* explain, bool require_code) {
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code);
+  ExecPlan plan = plan_shell(prof, m, threads);
+  // Per tiling, each uarch takes its cheapest mix; the tiling with the lowest sum wins.
   double best_total = std::numeric_limits<double>::infinity();
-  for (int col_tile = g.nr;; col_tile *= 2) {
-    const int ct = std::min(col_tile, g.n_padded);
-    for (int row_tile : {rows_all, std::max(lcm_mr, (rows_all / threads + lcm_mr - 1) / lcm_mr * lcm_mr)}) {
-      double total = 0.0;
-      UarchPlan ups[kMaxUarchs];
-      for (int u = 0; u < plan.num_uarchs; ++u) {
-        const Uarch ua = prof.uarchs.empty() ? Uarch::unknown : prof.uarchs[size_t(u)];
-        ups[u].uarch = ua;
-        ups[u].est_ns = std::numeric_limits<double>::infinity();
-        for (const Mix& mx : mixes) {
-          const double t = estimate(mx, ua, g, mc, m, ct, row_tile);
-          if (t < ups[u].est_ns) {
-            ups[u].est_ns = t;
-            ups[u].num_segments = mx.num;
-            for (int i = 0; i < mx.num; ++i) ups[u].seg[i] = mx.seg[i];
-          }
-        }
-        total += ups[u].est_ns;
+  for (const auto& [row_tile, col_tile] : sp.tilings) {
+    double total = 0.0;
+    UarchPlan ups[kMaxUarchs];
+    for (int u = 0; u < plan.num_uarchs; ++u) {
+      const Uarch ua = plan.per_uarch[u].uarch;
+      ups[u].est_ns = std::numeric_limits<double>::infinity();
+      for (const Mix& mx : sp.mixes) {
+        const double t = estimate(mx, ua, sp.g, sp.mc, m, col_tile, row_tile);
+        if (t < ups[u].est_ns) ups[u] = uarch_plan(mx, ua, t);
       }
-      if (total < best_total) {
-        best_total = total;
-        plan.col_tile = ct;
-        plan.row_tile = row_tile;
-        for (int u = 0; u < plan.num_uarchs; ++u) plan.per_uarch[u] = ups[u];
-      }
+      total += ups[u].est_ns;
     }
-    if (col_tile >= g.n_padded) break;
+    if (total < best_total) {
+      best_total = total;
+      plan.col_tile = col_tile;
+      plan.row_tile = row_tile;
+      for (int u = 0; u < plan.num_uarchs; ++u) plan.per_uarch[u] = ups[u];
+    }
   }
   if (explain) {
     const Uarch u0 = plan.per_uarch[0].uarch;
     for (Candidate& c : explain->kernels) {
       if (!c.eligible) continue;
-      for (const Mix& mx : mixes)
+      for (const Mix& mx : sp.mixes)
         if (mx.num == 1 && c.name == mx.seg[0].kernel->name)
-          c.cost_ns = estimate(mx, u0, g, mc, m, plan.col_tile, plan.row_tile);
+          c.cost_ns = estimate(mx, u0, sp.g, sp.mc, m, plan.col_tile, plan.row_tile);
     }
-    for (const Mix& mx : mixes)
-      explain->mixes.push_back({mix_name(mx), true, "", estimate(mx, u0, g, mc, m, plan.col_tile, plan.row_tile)});
+    for (const Mix& mx : sp.mixes)
+      explain->mixes.push_back(
+          {mix_name(mx), true, "", estimate(mx, u0, sp.g, sp.mc, m, plan.col_tile, plan.row_tile)});
     Mix win;
     win.num = plan.per_uarch[0].num_segments;
     for (int i = 0; i < win.num; ++i) win.seg[i] = plan.per_uarch[0].seg[i];
     explain->winner = mix_name(win);
   }
   return plan;
+}
+
+std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof,
+                                     const PackedHeader& h, int m, int threads) {
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, nullptr, true);
+  std::vector<PlanOption> out;
+  for (const auto& [row_tile, col_tile] : sp.tilings)
+    for (const Mix& mx : sp.mixes) {
+      PlanOption o{plan_shell(prof, m, threads), ""};
+      o.plan.row_tile = row_tile;
+      o.plan.col_tile = col_tile;
+      for (int u = 0; u < o.plan.num_uarchs; ++u)
+        o.plan.per_uarch[u] = uarch_plan(mx, o.plan.per_uarch[u].uarch,
+                                         estimate(mx, o.plan.per_uarch[u].uarch, sp.g, sp.mc, m, col_tile, row_tile));
+      o.name = mix_name(mx) + " | tile " + std::to_string(row_tile) + "x" + std::to_string(col_tile);
+      out.push_back(o);
+    }
+  return out;
 }
 
 PlanCache::PlanCache() {

@@ -66,6 +66,15 @@ std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
                    int threads, PlanExplanation* explain = nullptr, bool require_code = true);
 
+// Every plan make_plan chooses among (each kernel mix × each tiling), for a homogeneous
+// machine, with its estimate in per_uarch[0].est_ns: what `lowbit regret` times.
+struct PlanOption {
+  ExecPlan plan;
+  std::string name;
+};
+std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof,
+                                     const PackedHeader& h, int m, int threads);
+
 // Lock-free on hits, allocation-free on hits; plans live as long as the cache.
 class PlanCache {
  public:

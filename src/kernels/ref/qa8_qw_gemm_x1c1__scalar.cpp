@@ -1,11 +1,14 @@
-#include "kernels/ref/qa8_qw_gemm_4x1c1__scalar.h"
+#include "kernels/ref/qa8_qw_gemm_x1c1__scalar.h"
 
 #include <vector>
 
 namespace lowbit {
 
-void qa8_qw_gemm_4x1c1__scalar(const GemmShape& shape, const UKernelArgs& a) {
-  constexpr int kMr = 4;
+namespace {
+
+// One implementation for every mr: each weight record is unpacked once per LHS block.
+template <int kMr>
+void gemm_scalar(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const LhsBlockLayout l = lhs_block_layout({kMr, 1}, size_t(shape.k), size_t(g.groups));
   const float* sx = lhs_scales(a.lhs);
@@ -15,7 +18,7 @@ void qa8_qw_gemm_4x1c1__scalar(const GemmShape& shape, const UKernelArgs& a) {
   qw.resize(size_t(g.group_size));
   for (size_t col = 0; col < a.n; ++col) {
     const uint8_t* panel = a.rhs + col * g.panel_bytes;
-    float acc[kMr] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[kMr] = {};
     for (int grp = 0; grp < g.groups; ++grp) {
       float sw;
       int8_t zw;
@@ -34,5 +37,10 @@ void qa8_qw_gemm_4x1c1__scalar(const GemmShape& shape, const UKernelArgs& a) {
       a.y[r * a.y_stride + col] = finish_output(acc[r], sx[r], bias, a.clamp_min, a.clamp_max);
   }
 }
+
+}  // namespace
+
+void qa8_qw_gemm_1x1c1__scalar(const GemmShape& s, const UKernelArgs& a) { gemm_scalar<1>(s, a); }
+void qa8_qw_gemm_4x1c1__scalar(const GemmShape& s, const UKernelArgs& a) { gemm_scalar<4>(s, a); }
 
 }  // namespace lowbit

@@ -1,0 +1,121 @@
+#include "baselines.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "timing.h"
+
+namespace lowbit::cli {
+
+void openblas_linear(int m, int n, int k, const float* x, const float* w, float* y, int threads) {
+  openblas_set_num_threads(threads);
+  if (m == 1)
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, y, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, 0.0f, y, n);
+}
+
+struct OneDnnMatmul::Impl {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  dnnl::matmul prim;
+  dnnl::memory src, wei, dst, zp;
+  int threads;
+};
+
+OneDnnMatmul::OneDnnMatmul(int m, int n, int k, int threads) : impl_(new Impl) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  Impl& s = *impl_;
+  s.threads = threads;
+  omp_set_num_threads(threads);
+  const dnnl::memory::desc src_md({m, k}, dt::u8, tag::ab), dst_md({m, n}, dt::f32, tag::ab);
+  const dnnl::memory::desc wei_any({k, n}, dt::s8, tag::any), wei_plain({k, n}, dt::s8, tag::ba);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(1 << 1, std::vector<float>(size_t(n), 0.01f));
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_any, dst_md), attr, s.eng);
+  s.prim = dnnl::matmul(pd);
+  s.src = dnnl::memory(pd.src_desc(), s.eng);
+  s.dst = dnnl::memory(pd.dst_desc(), s.eng);
+  s.wei = dnnl::memory(pd.weights_desc(), s.eng);
+  s.zp = dnnl::memory({{1}, dt::s32, tag::x}, s.eng);
+  std::memset(s.src.get_data_handle(), 3, size_t(m) * k);
+  *static_cast<int32_t*>(s.zp.get_data_handle()) = 128;
+  // Weights arrive in a plain layout and are reordered once, as an integration would.
+  dnnl::memory plain(wei_plain, s.eng);
+  std::memset(plain.get_data_handle(), 1, size_t(k) * n);
+  dnnl::reorder(plain, s.wei).execute(s.strm, plain, s.wei);
+  s.strm.wait();
+}
+
+OneDnnMatmul::~OneDnnMatmul() = default;
+
+void OneDnnMatmul::run() {
+  Impl& s = *impl_;
+  omp_set_num_threads(s.threads);
+  s.prim.execute(s.strm, {{DNNL_ARG_SRC, s.src}, {DNNL_ARG_WEIGHTS, s.wei}, {DNNL_ARG_DST, s.dst},
+                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, s.zp}});
+  s.strm.wait();
+}
+
+bool OneDnnMatmul::available() {
+  try {
+    OneDnnMatmul probe(1, 16, 16, 1);
+    probe.run();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+namespace {
+
+// Loop shapes differ by up to 2x in DRAM bandwidth on these machines (MEASURING.md): one
+// accumulator chain, 4 independent chains, and 4 streams far apart.
+uint64_t read_one_chain(const uint64_t* p, size_t n) {
+  uint64_t a = 0;
+  for (size_t i = 0; i < n; ++i) a ^= p[i];
+  return a;
+}
+uint64_t read_four_chains(const uint64_t* p, size_t n) {
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    a ^= p[i];
+    b ^= p[i + 1];
+    c ^= p[i + 2];
+    d ^= p[i + 3];
+  }
+  return a ^ b ^ c ^ d;
+}
+uint64_t read_four_streams(const uint64_t* p, size_t n) {
+  const size_t q = n / 4;
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i < q; ++i) {
+    a ^= p[i];
+    b ^= p[q + i];
+    c ^= p[2 * q + i];
+    d ^= p[3 * q + i];
+  }
+  return a ^ b ^ c ^ d;
+}
+
+}  // namespace
+
+double stream_read_bandwidth(size_t bytes, int reps) {
+  std::vector<uint64_t> buf(bytes / 8 + 1, 1);
+  volatile uint64_t sink = 0;
+  double best = 0;
+  for (auto fn : {read_one_chain, read_four_chains, read_four_streams}) {
+    const double t = interleaved_medians({[&] { sink = sink + fn(buf.data(), buf.size()); }}, reps)[0];
+    best = std::max(best, double(bytes) / (t * 1e-9));
+  }
+  return best;
+}
+
+}  // namespace lowbit::cli

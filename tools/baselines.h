@@ -1,0 +1,30 @@
+// Baselines timed next to lowbit in one run: OpenBLAS f32 and oneDNN int8 matmul, plus a
+// streaming read of the same bytes (the bandwidth bound for decode).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+namespace lowbit::cli {
+
+// y[m,n] = x[m,k] · w[n,k]^T in f32 with OpenBLAS (sgemv for m = 1).
+void openblas_linear(int m, int n, int k, const float* x, const float* w, float* y, int threads);
+
+// oneDNN int8 matmul: u8 activations (with a zero point) × s8 weights → f32, per-column
+// scales. Per-channel, not groupwise: a speed reference, not the same operation.
+class OneDnnMatmul {
+ public:
+  OneDnnMatmul(int m, int n, int k, int threads);
+  ~OneDnnMatmul();
+  void run();
+  static bool available();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Bytes per second of the fastest of several read loops over `bytes` (hot: repeated).
+double stream_read_bandwidth(size_t bytes, int reps);
+
+}  // namespace lowbit::cli
