@@ -1,0 +1,165 @@
+// The lowbit command: every subcommand's exit codes, JSON validity and stable keys.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#ifndef LOWBIT_CLI
+#error "LOWBIT_CLI must name the lowbit executable"
+#endif
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(LOWBIT_CLI) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// A strict JSON syntax check (objects, arrays, strings, numbers, literals).
+struct JsonChecker {
+  const std::string& s;
+  size_t i = 0;
+  void ws() { while (i < s.size() && isspace(static_cast<unsigned char>(s[i]))) ++i; }
+  bool lit(const char* w) {
+    const size_t n = strlen(w);
+    if (s.compare(i, n, w) != 0) return false;
+    i += n;
+    return true;
+  }
+  bool str() {
+    if (s[i] != '"') return false;
+    for (++i; i < s.size(); ++i) {
+      if (s[i] == '\\') ++i;
+      else if (s[i] == '"') { ++i; return true; }
+    }
+    return false;
+  }
+  bool num() {
+    const size_t start = i;
+    while (i < s.size() && (isdigit(static_cast<unsigned char>(s[i])) || strchr("+-.eE", s[i]))) ++i;
+    return i > start;
+  }
+  bool value() {
+    ws();
+    if (i >= s.size()) return false;
+    bool ok;
+    if (s[i] == '{') {
+      ++i; ws();
+      if (s[i] == '}') { ++i; return true; }
+      do { ws(); ok = str(); ws(); if (!ok || s[i] != ':') return false; ++i; if (!value()) return false; ws(); }
+      while (s[i] == ',' && ++i);
+      if (s[i] != '}') return false;
+      ++i; return true;
+    }
+    if (s[i] == '[') {
+      ++i; ws();
+      if (s[i] == ']') { ++i; return true; }
+      do { if (!value()) return false; ws(); } while (s[i] == ',' && ++i);
+      if (s[i] != ']') return false;
+      ++i; return true;
+    }
+    if (s[i] == '"') return str();
+    return lit("true") || lit("false") || lit("null") || num();
+  }
+  bool document() { const bool ok = value(); ws(); return ok && i == s.size(); }
+};
+
+void expect_json_with(const std::string& out, std::initializer_list<const char*> keys) {
+  JsonChecker c{out};
+  EXPECT_TRUE(c.document()) << "not valid JSON: " << out.substr(0, 300);
+  for (const char* k : keys) EXPECT_NE(out.find(std::string("\"") + k + "\":"), std::string::npos) << k;
+}
+
+TEST(Cli, UsageAndBadArgumentsExitTwo) {
+  EXPECT_EQ(run("").status, 2);
+  EXPECT_EQ(run("frobnicate").status, 2);
+  EXPECT_EQ(run("--help").status, 0);
+  EXPECT_EQ(run("info --bogus").status, 2);
+  EXPECT_EQ(run("explain --n 64 --k 64 --m 1 --bits 9 --group 32").status, 2);
+  EXPECT_EQ(run("explain --n 64 --k 64 --m 1 --bits 4").status, 2);  // missing --group
+  EXPECT_EQ(run("explain --n 64 --k 48 --m 1 --bits 4 --group 32").status, 2);
+  EXPECT_EQ(run("explain --n x --k 64 --m 1 --bits 4 --group 32").status, 2);
+  EXPECT_EQ(run("run --model gpt5").status, 2);
+  EXPECT_EQ(run("pack --n 4 --k 32 --bits 4 --group 16").status, 2);  // missing --out
+  EXPECT_EQ(run("inspect").status, 2);
+}
+
+TEST(Cli, Info) {
+  const Result r = run("info --json");
+  ASSERT_EQ(r.status, 0);
+  expect_json_with(r.out, {"profile", "isa", "cores", "uarch", "cluster", "kernels", "name", "runnable"});
+  EXPECT_NE(r.out.find("qa8_qw_gemm_1x1c1__scalar"), std::string::npos);
+  const Result t = run("info");
+  EXPECT_EQ(t.status, 0);
+  EXPECT_NE(t.out.find("runs here"), std::string::npos);
+}
+
+TEST(Cli, Explain) {
+  const Result r = run("explain --n 4096 --k 4096 --m 7 --bits 4 --group 32 --json");
+  ASSERT_EQ(r.status, 0);
+  expect_json_with(r.out, {"profile", "layout", "candidates", "plan", "kernels", "name", "isa", "mr",
+                           "rows", "eligible", "reason", "cost"});
+  const Result portable = run("explain --n 64 --k 64 --m 1 --bits 3 --group 32 --target portable --json");
+  ASSERT_EQ(portable.status, 0);
+  EXPECT_NE(portable.out.find("\"name\":\"portable_n1k1s1\""), std::string::npos) << portable.out;
+  EXPECT_EQ(run("explain --n 64 --k 64 --m 1 --bits 4 --group 32 --target riscv").status, 1);
+  const Result text = run("explain --n 64 --k 128 --m 5 --bits 4 --group 32 --zeros --bias --threads 1");
+  EXPECT_EQ(text.status, 0);
+  EXPECT_NE(text.out.find("lowbit select plan"), std::string::npos);
+}
+
+TEST(Cli, PackInspectAndCorruptFiles) {
+  const std::string path = ::testing::TempDir() + "cli_weights.lbw";
+  Result r = run("pack --n 40 --k 64 --bits 3 --group 32 --zeros --bias --out " + path + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_json_with(r.out, {"layout", "n", "k", "bits", "group", "payload_bytes"});
+  r = run("inspect " + path + " --json");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("\"valid\":true"), std::string::npos);
+  EXPECT_NE(r.out.find("\"bits\":3"), std::string::npos);
+  // Corrupt one payload byte: inspect must fail with a message.
+  FILE* f = fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  fseek(f, 150, SEEK_SET);
+  const int c = fgetc(f);
+  fseek(f, 150, SEEK_SET);
+  fputc(c ^ 1, f);
+  fclose(f);
+  r = run("inspect " + path + " --json");
+  EXPECT_EQ(r.status, 1);
+  expect_json_with(r.out, {"valid", "status", "error"});
+  EXPECT_NE(r.out.find("checksum"), std::string::npos);
+  EXPECT_EQ(run("inspect /nonexistent.lbw").status, 1);
+  std::remove(path.c_str());
+}
+
+TEST(Cli, RunSmallModel) {
+  const Result r = run("run --model qwen2.5-0.5b --m 8 --json");
+  ASSERT_EQ(r.status, 0) << r.out.substr(0, 500);
+  expect_json_with(r.out, {"layers", "decode_kernels", "prefill_kernels", "bit_exact", "per_token"});
+  EXPECT_EQ(r.out.find("\"bit_exact\":false"), std::string::npos);
+}
+
+TEST(Cli, BenchAndRegretQuick) {
+  Result r = run("bench --quick --reps 1 --json");
+  ASSERT_EQ(r.status, 0);
+  expect_json_with(r.out, {"rows", "lowbit_ms", "openblas_ms", "reference_ms", "weight_gbps", "stream_gbps"});
+  r = run("regret --quick --reps 1 --json");
+  ASSERT_EQ(r.status, 0);
+  expect_json_with(r.out, {"cases", "n", "k", "m", "chosen", "best", "regret", "geomean", "worst"});
+}
+
+}  // namespace
