@@ -16,8 +16,9 @@ struct Result {
   std::string out;
 };
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(LOWBIT_CLI) + " " + args + " 2>/dev/null";
+Result run(const std::string& args, const std::string& env = "", bool with_stderr = false) {
+  const std::string cmd =
+      env + " " + std::string(LOWBIT_CLI) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   Result r{-1, ""};
   char buf[4096];
@@ -95,6 +96,21 @@ TEST(Cli, UsageAndBadArgumentsExitTwo) {
   EXPECT_EQ(run("run --model gpt5").status, 2);
   EXPECT_EQ(run("pack --n 4 --k 32 --bits 4 --group 16").status, 2);  // missing --out
   EXPECT_EQ(run("inspect").status, 2);
+}
+
+TEST(Cli, IsaCapIsHonouredAndABadOneIsAnError) {
+  EXPECT_EQ(run("info", "LOWBIT_ISA=bogus").status, 1);
+  const Result r = run("explain --n 256 --k 256 --m 4 --bits 4 --group 32 --json", "LOWBIT_ISA=scalar");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("\"layout\":{\"name\":\"portable_n1k1s1\""), std::string::npos) << r.out.substr(0, 400);
+}
+
+TEST(Cli, LogSelectPrintsFreshDecisions) {
+  const std::string path = ::testing::TempDir() + "cli_log.lbw";
+  const Result r = run("pack --n 64 --k 64 --bits 4 --group 32 --out " + path, "LOWBIT_LOG=select", true);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("lowbit select layout"), std::string::npos) << r.out;
+  std::remove(path.c_str());
 }
 
 TEST(Cli, Info) {

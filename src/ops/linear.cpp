@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "cpu/current_core.h"
 #include "format/layouts.h"
@@ -190,6 +191,17 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
 
 namespace {
 
+// LOWBIT_ISA / LOWBIT_L* are read on first use; a malformed value is an argument error of the
+// call that first needed the profile.
+template <typename F>
+auto with_env_checked(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    fail(Status::invalid_argument, e.what());
+  }
+}
+
 PackedWeights wrap(PackedBuffer&& b) {
   auto impl = std::make_shared<PackedWeights::Impl>();
   impl->buf = std::move(b);
@@ -197,7 +209,7 @@ PackedWeights wrap(PackedBuffer&& b) {
 }
 
 const LayoutDesc& choose_layout(const WeightProblem& p, std::string_view target) {
-  const CpuProfile prof = target_profile(target);
+  const CpuProfile prof = with_env_checked([&] { return target_profile(target); });
   const LayoutDecision d = select_layout(default_registry(), prof, p);
   if (log_select()) std::fprintf(stderr, "%s", format_layout_decision(d, p, prof).c_str());
   return *d.winner;
@@ -268,7 +280,8 @@ PackedWeights PackedWeights::repack(std::string_view target) const {
 }
 
 void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {
-  RunContext ctx{&default_registry(), &host_profile(), &impl_->cache, nullptr, {}};
+  const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
+  RunContext ctx{&default_registry(), prof, &impl_->cache, nullptr, {}};
   run_linear(ctx, impl_->buf, m, x, y, options);
 }
 
