@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -160,6 +162,34 @@ TEST(Cli, PackInspectAndCorruptFiles) {
   EXPECT_NE(r.out.find("checksum"), std::string::npos);
   EXPECT_EQ(run("inspect /nonexistent.lbw").status, 1);
   std::remove(path.c_str());
+}
+
+TEST(Cli, PackFromNpy) {
+  const std::string npy = ::testing::TempDir() + "cli_w.npy", out = ::testing::TempDir() + "cli_w.lbw";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 32), }";
+  header += std::string(64 - 10 - header.size() - 1, ' ') + "\n";
+  FILE* f = fopen(npy.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+  fputc(int(header.size()), f);
+  fputc(0, f);
+  fwrite(header.data(), 1, header.size(), f);
+  for (int i = 0; i < 96; ++i) {
+    const float v = 0.01f * float(i % 17) - 0.05f;
+    fwrite(&v, 4, 1, f);
+  }
+  fclose(f);
+  Result r = run("pack --in " + npy + " --bits 4 --group 16 --out " + out + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"n\":3"), std::string::npos);
+  EXPECT_NE(r.out.find("\"k\":32"), std::string::npos);
+  // A truncated .npy is a clear error.
+  f = fopen(npy.c_str(), "r+b");
+  ASSERT_EQ(ftruncate(fileno(f), 100), 0);
+  fclose(f);
+  EXPECT_EQ(run("pack --in " + npy + " --bits 4 --group 16 --out " + out).status, 1);
+  std::remove(npy.c_str());
+  std::remove(out.c_str());
 }
 
 TEST(Cli, RunSmallModel) {

@@ -13,6 +13,5 @@ struct NpyMatrix {
 
 // Throws lowbit::Error (io_error / invalid_argument) naming the file and the problem.
 NpyMatrix read_npy_f32(const std::string& path);
-void write_npy_f32(const std::string& path, const NpyMatrix& m);
 
 }  // namespace lowbit::cli
