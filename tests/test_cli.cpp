@@ -167,7 +167,7 @@ TEST(Cli, PackInspectAndCorruptFiles) {
 TEST(Cli, PackFromNpy) {
   const std::string npy = ::testing::TempDir() + "cli_w.npy", out = ::testing::TempDir() + "cli_w.lbw";
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 32), }";
-  header += std::string(64 - 10 - header.size() - 1, ' ') + "\n";
+  header += std::string(128 - 10 - header.size() - 1, ' ') + "\n";
   FILE* f = fopen(npy.c_str(), "wb");
   ASSERT_NE(f, nullptr);
   fwrite("\x93NUMPY\x01\x00", 1, 8, f);
