@@ -47,7 +47,9 @@ TEST(Repack, EveryTargetPacksAndRepacksForThisCpuBitExactly) {
       EXPECT_NE(std::string(e.what()).find(packed.info().layout), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("missing ISA"), std::string::npos) << e.what();
     }
-    if (runs_here) EXPECT_TRUE(test::bits_equal(y.data(), want.data(), y.size())) << target;
+    if (runs_here) {
+      EXPECT_TRUE(test::bits_equal(y.data(), want.data(), y.size())) << target;
+    }
     const PackedWeights here = packed.repack();
     std::fill(y.begin(), y.end(), 0.0f);
     here.linear(5, x.x, y.data());
