@@ -101,7 +101,9 @@ TEST(SelectLayout, RejectionsSayWhy) {
       EXPECT_NE(c.reason.find("missing ISA"), std::string::npos) << c.reason;
       EXPECT_NE(c.reason.find("avx512vnni"), std::string::npos) << c.reason;
     }
-    if (std::string(c.name) == "fake_arm_n8") EXPECT_NE(c.reason.find("arm64"), std::string::npos) << c.reason;
+    if (std::string(c.name) == "fake_arm_n8") {
+      EXPECT_NE(c.reason.find("arm64"), std::string::npos) << c.reason;
+    }
   }
 }
 
@@ -197,10 +199,18 @@ TEST(Plan, ExplanationListsEveryKernelWithReasons) {
   make_plan(reg, parse_profile_spec("x86_64:avx512vnni;cores=2xzen5"), h, 8, 1, &ex, false);
   EXPECT_EQ(ex.kernels.size(), reg.kernels().size());
   for (const Candidate& c : ex.kernels) {
-    if (c.name == "avx512_gemm_4x16_q4") EXPECT_EQ(c.reason, "no 3-bit weights");
-    if (c.name == "avx2_gemv_1x8") EXPECT_NE(c.reason.find("layout mismatch"), std::string::npos);
-    if (c.name == "arm_dot_gemv_1x8") EXPECT_NE(c.reason.find("layout mismatch"), std::string::npos);
-    if (c.eligible) EXPECT_GT(c.cost_ns, 0.0);
+    if (c.name == "avx512_gemm_4x16_q4") {
+      EXPECT_EQ(c.reason, "no 3-bit weights");
+    }
+    if (c.name == "avx2_gemv_1x8") {
+      EXPECT_NE(c.reason.find("layout mismatch"), std::string::npos);
+    }
+    if (c.name == "arm_dot_gemv_1x8") {
+      EXPECT_NE(c.reason.find("layout mismatch"), std::string::npos);
+    }
+    if (c.eligible) {
+      EXPECT_GT(c.cost_ns, 0.0);
+    }
   }
   EXPECT_FALSE(ex.winner.empty());
   EXPECT_FALSE(ex.mixes.empty());

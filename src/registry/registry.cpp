@@ -4,8 +4,12 @@
 #include <set>
 
 #include "format/layouts.h"
-#include "kernels/ref/qa8_qw_gemm_4x1c1__scalar.h"
+#include "kernels/arm/kernels.h"
+#include "kernels/ref/qa8_qw_gemm_x1c1__scalar.h"
 #include "util/error.h"
+#if defined(__x86_64__)
+#include "kernels/x86/kernels.h"
+#endif
 
 
 namespace lowbit {
@@ -37,12 +41,18 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
       fail(Status::internal, "registry: kernel ", name, ": bad bits mask ", k.bits_mask);
   }
   // Variants of a layout: mr increasing in declaration order, each dividing the next, so
-  // a big-tile segment followed by a small-tile one keeps every block aligned.
+  // a big-tile segment followed by a small-tile one keeps every block aligned. Kernels of
+  // different ISA tiers may share an mr (e.g. AVX2 and AVX-VNNI on one layout).
   for (const LayoutDesc* l : layouts_) {
     int last_mr = 0;
+    std::vector<IsaSet> same_mr;
     for (const KernelDesc& k : kernels_) {
       if (k.layout_id != l->id) continue;
-      if (k.mr <= last_mr || (last_mr > 0 && k.mr % last_mr != 0))
+      if (k.mr != last_mr) same_mr.clear();
+      const bool repeat = k.mr == last_mr &&
+          std::find(same_mr.begin(), same_mr.end(), k.requires) == same_mr.end();
+      same_mr.push_back(k.requires);
+      if (!repeat && (k.mr <= last_mr || (last_mr > 0 && k.mr % last_mr != 0)))
         fail(Status::internal, "registry: kernels of layout ", l->name,
              " must be declared in strictly increasing mr, each a multiple of the previous (",
              k.name, " has mr ", k.mr, " after mr ", last_mr, ")");
@@ -84,12 +94,77 @@ namespace {
 #define LOWBIT_ARM(fn) nullptr
 #endif
 
+// What each x86 kernel TU is compiled for (src/kernels/x86/sources.cmake).
+constexpr IsaSet kX86Avx2{Isa::avx2, Isa::fma, Isa::f16c};
+constexpr IsaSet kX86AvxVnni = kX86Avx2 | IsaSet{Isa::avxvnni};
+constexpr IsaSet kX86Avx512Vnni = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
+                                                    Isa::avx512dq, Isa::avx512vnni};
+
+// What each aarch64 kernel TU is compiled for (src/kernels/arm/sources.cmake).
+constexpr IsaSet kArmNeon{Isa::neon};
+constexpr IsaSet kArmDotprod{Isa::neon, Isa::dotprod};
+constexpr IsaSet kArmI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
+
 std::vector<KernelDesc> builtin_kernels() {
   std::vector<KernelDesc> k = {
       // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias,
       // cost{unpack, dot, call, pads_rows}, prefers, fn
+      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true,
+       {8.0f, 2.0f, 50.0f, false}, {}, qa8_qw_gemm_1x1c1__scalar},
       {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true,
        {8.0f, 2.0f, 50.0f, false}, {}, qa8_qw_gemm_4x1c1__scalar},
+      // x86-64. Costs: cycles per weight value on Zen 3 (AVX2: measured, 4-bit, geometric
+      // mean of g32 and g128, L3-resident weights; AVX-VNNI / AVX-512: scaled from AVX2 by uop
+      // counts, not measured — no such CPU was available).
+      {"qa8_qw_gemm_1x8c4__avx2", 2, kX86Avx2, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.070f, 150.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_1x8c4__avx2)},
+      {"qa8_qw_gemm_1x8c4__avxvnni", 2, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.055f, 150.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_1x8c4__avxvnni)},
+      {"qa8_qw_gemm_4x8c4__avx2", 2, kX86Avx2, 4, {4, 4}, kAllBits, true, true,
+       {0.070f, 0.026f, 300.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", 2, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
+       {0.060f, 0.017f, 300.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
+      {"qa8_qw_gemm_16x8c4__avx2", 2, kX86Avx2, 16, {16, 4}, kAllBits, true, true,
+       {0.091f, 0.037f, 600.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_16x8c4__avx2)},
+      {"qa8_qw_gemm_16x8c4__avxvnni", 2, kX86AvxVnni, 16, {16, 4}, kAllBits, true, true,
+       {0.075f, 0.024f, 600.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_16x8c4__avxvnni)},
+      {"qa8_qw_gemm_1x16c4__avx512vnni", 3, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.030f, 150.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_1x16c4__avx512vnni)},
+      {"qa8_qw_gemm_4x16c4__avx512vnni", 3, kX86Avx512Vnni, 4, {4, 4}, kAllBits, true, true,
+       {0.030f, 0.009f, 300.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_4x16c4__avx512vnni)},
+      {"qa8_qw_gemm_16x16c4__avx512vnni", 3, kX86Avx512Vnni, 16, {16, 4}, kAllBits, true, true,
+       {0.040f, 0.012f, 600.0f, false}, {}, LOWBIT_X86(qa8_qw_gemm_16x16c4__avx512vnni)},
+      // aarch64: NEON, dot product, i8mm (src/kernels/arm). Costs: llvm-mca-19 on the
+      // group-32 loop, Neoverse N2 as reference, factors for other cores from the same
+      // models (docs/arm-kernels.md, scripts/arm_mca.sh).
+      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true,
+       {0.125f, 0.198f, 100.0f, false},
+       {{Uarch::cortex_a53, 3.24f}, {Uarch::cortex_a55, 2.49f}, {Uarch::cortex_a510, 1.97f},
+        {Uarch::neoverse_n1, 1.05f}},
+       LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},
+      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true,
+       {0.125f, 0.227f, 200.0f, true},
+       {{Uarch::cortex_a53, 1.83f}, {Uarch::cortex_a55, 1.73f}, {Uarch::cortex_a510, 0.97f},
+        {Uarch::neoverse_n1, 1.03f}},
+       LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon)},
+      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true,
+       {0.0625f, 0.09f, 100.0f, false},
+       {{Uarch::cortex_a55, 4.8f}, {Uarch::cortex_a510, 3.15f}, {Uarch::neoverse_n1, 1.03f},
+        {Uarch::cortex_a76, 1.03f}},
+       LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod)},
+      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true,
+       {0.0625f, 0.063f, 200.0f, true},
+       {{Uarch::cortex_a55, 3.88f}, {Uarch::cortex_a510, 3.09f}, {Uarch::neoverse_n1, 1.13f},
+        {Uarch::cortex_a76, 1.13f}},
+       LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod)},
+      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true,
+       {0.031f, 0.117f, 100.0f, false},
+       {{Uarch::cortex_a510, 2.21f}, {Uarch::neoverse_v1, 0.5f}},
+       LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm)},
+      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true,
+       {0.0625f, 0.048f, 200.0f, true},
+       {{Uarch::cortex_a510, 1.76f}, {Uarch::neoverse_v1, 0.5f}},
+       LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm)},
   };
   return k;
 }

@@ -52,7 +52,7 @@ constexpr uint16_t kAllBits = bits_mask({1, 2, 3, 4, 5, 6, 7, 8});
 class Registry {
  public:
   // Validates: unique names, known layouts, mr >= 1 and lhs.mr == mr, kr dividing 16 and equal
-  // to the layout's kr, mr strictly increasing per layout, a function pointer. Throws
+  // to the layout's kr, mr increasing per layout (equal only across ISA tiers), a function pointer. Throws
   // Error(internal) naming the bad descriptor.
   Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc*> layouts);
 

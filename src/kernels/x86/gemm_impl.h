@@ -46,9 +46,9 @@ struct PanelAcc {
   typename T::V su;         // Σ u
 };
 
-// Σ u·qx and Σ u over `nkb` k-blocks. src[p] points at the first vector of panel p;
-// qx at the LHS of the first k-block (interleave MR x kKr).
-template <class T, class S, int NP, int ROWS, int MR>
+// Σ u·qx (and Σ u when SUM) over `nkb` k-blocks. src[p] points at the first vector of panel
+// p; qx at the LHS of the first k-block and row (interleave MR x kKr).
+template <class T, class S, int NP, int ROWS, int MR, bool SUM = true>
 inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, PanelAcc<T, ROWS>* acc) {
   using V = typename T::V;
   // Partial sums stay exact for `run` k-blocks (T::run_kbs: int16 partials on AVX2), and the
@@ -65,6 +65,7 @@ inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, Panel
       s8[p] = T::zero();
       for (int r = 0; r < ROWS; ++r) part[p][r] = T::part_begin(acc[p].dot[r]);
     }
+#pragma GCC unroll 8
     for (int kb = kb0; kb < kb0 + n; kb += S::kPerLoad) {
       V raw[NP];
       for (int p = 0; p < NP; ++p) raw[p] = T::load(src[p] + size_t(kb / S::kPerLoad) * T::kBytes);
@@ -73,7 +74,7 @@ inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, Panel
         for (int p = 0; p < NP; ++p) {
           V u = raw[p];
           if (S::kUnit != 8) u = T::and_(T::srli16(u, s * S::kUnit), mask);
-          s8[p] = T::add8(s8[p], u);
+          if (SUM) s8[p] = T::add8(s8[p], u);
           w[p] = T::template prep<S::kUmax>(u);
         }
         const int8_t* x = qx + size_t(kb + s) * MR * kKr;
@@ -84,7 +85,7 @@ inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, Panel
       }
     }
     for (int p = 0; p < NP; ++p) {
-      acc[p].su = T::sum_flush(acc[p].su, s8[p]);
+      if (SUM) acc[p].su = T::sum_flush(acc[p].su, s8[p]);
       for (int r = 0; r < ROWS; ++r) acc[p].dot[r] = T::template part_end<S::kUmax>(acc[p].dot[r], part[p][r]);
     }
   }
@@ -213,6 +214,110 @@ inline void all_panels(const Call& c, const UKernelArgs& a) {
   for (; p < np; ++p) panels<T, S, 1, ROWS, MR>(c, a, p);
 }
 
+
+// Prefill (MR rows, a multiple of SUB): each (panel, group) is unpacked once into an L1 buffer
+// (u, one byte per value), then every SUB-row slice of the block runs over it, so unpacking and
+// weight reads are paid once per MR rows.
+constexpr size_t kWideSegBytes = 4096;
+
+template <class T, class S, int NP, int MR, int SUB>
+inline void wide_panel(const Call& c, const UKernelArgs& a, int p0, int rows) {
+  using V = typename T::V;
+  using F = typename T::F;
+  const PackedGeometry& g = *c.g;
+  const int gs = g.group_size;
+  const int o = 1 << (g.bits - 1);
+  constexpr bool kDirect = S::kUnit == 8 && S::kUmax == 255;  // 8-bit: the record is the buffer
+  constexpr bool kGeneric = S::kUnit == 8 && S::kUmax != 255;
+  // Segments: whole chunks of every plane, at most kWideSegBytes of stream.
+  const size_t base = kGeneric ? generic_segment(g) : size_t(S::kPerLoad) * T::kBytes;
+  const size_t seg = kWideSegBytes / base * base;
+  alignas(64) uint8_t buf[NP][kWideSegBytes];
+  F facc[NP][MR];
+  V acc[NP][MR];
+  for (int p = 0; p < NP; ++p)
+    for (int r = 0; r < MR; ++r) facc[p][r] = T::fzero();
+  const int slices = (rows + SUB - 1) / SUB;
+  for (int grp = 0; grp < g.groups; ++grp) {
+    const uint8_t* rec[NP];
+    V su[NP];
+    for (int p = 0; p < NP; ++p) {
+      rec[p] = c.rhs + size_t(p0 + p) * g.panel_bytes + size_t(grp) * g.record_bytes;
+      su[p] = T::zero();
+      for (int r = 0; r < MR; ++r) acc[p][r] = T::zero();
+    }
+    const int8_t* qx = c.qx + size_t(grp) * size_t(gs) * MR;
+    for (size_t s0 = 0; s0 < g.stream_bytes; s0 += seg) {
+      const size_t bytes = g.stream_bytes - s0 < seg ? g.stream_bytes - s0 : seg;
+      const uint8_t* src[NP];
+      for (int p = 0; p < NP; ++p) {
+        src[p] = buf[p];
+        if (kDirect) {
+          src[p] = rec[p] + g.planes[0].offset + s0;
+        } else if (kGeneric) {
+          unpack_segment(g, rec[p], s0, bytes, buf[p]);
+        } else {
+          const uint8_t* in = rec[p] + g.planes[0].offset + s0 * S::kUnit / 8;
+          const V mask = T::set1_8(char((1 << S::kUnit) - 1));
+          for (size_t i = 0; i < bytes / T::kBytes; i += S::kPerLoad) {
+            const V v = T::load(in + i / S::kPerLoad * T::kBytes);
+            for (int s = 0; s < S::kPerLoad; ++s)
+              T::store(buf[p] + (i + size_t(s)) * T::kBytes, T::and_(T::srli16(v, s * S::kUnit), mask));
+          }
+        }
+      }
+      using Flat = Src<8, S::kUmax>;
+      const int nkb = int(bytes / T::kBytes);
+      const int8_t* x = qx + s0 / size_t(T::kNr) * MR;
+      for (int sl = 0; sl < slices; ++sl) {
+        PanelAcc<T, SUB> pa[NP];
+        for (int p = 0; p < NP; ++p) {
+          pa[p].su = su[p];
+          for (int r = 0; r < SUB; ++r) pa[p].dot[r] = acc[p][sl * SUB + r];
+        }
+        // The first slice also sums the columns.
+        if (sl == 0) dot_span<T, Flat, NP, SUB, MR, true>(src, x, nkb, pa);
+        else dot_span<T, Flat, NP, SUB, MR, false>(src, x + sl * SUB * kKr, nkb, pa);
+        for (int p = 0; p < NP; ++p) {
+          su[p] = pa[p].su;
+          for (int r = 0; r < SUB; ++r) acc[p][sl * SUB + r] = pa[p].dot[r];
+        }
+      }
+    }
+    for (int p = 0; p < NP; ++p) {
+      const F sw = T::load_scales(rec[p] + g.scales_offset, g.scale_format == ScaleFormat::bf16);
+      V cz = T::zero();
+      if (g.has_zeros) cz = T::add32(T::load_zeros(rec[p] + g.zeros_offset), T::set1_32(o));
+      for (int r = 0; r < slices * SUB; ++r) {
+        const int32_t ex = c.sums[size_t(grp) * MR + size_t(r)] - gs * c.zx[r];
+        V d = T::sub32(acc[p][r], T::mullo32(T::set1_32(c.zx[r]), su[p]));
+        d = T::sub32(d, g.has_zeros ? T::mullo32(cz, T::set1_32(ex))
+                                    : T::set1_32(int32_t(uint32_t(o) * uint32_t(ex))));
+        facc[p][r] = T::fmadd(T::cvt(d), sw, facc[p][r]);
+      }
+    }
+  }
+  const F lo = T::fset1(a.clamp_min), hi = T::fset1(a.clamp_max);
+  for (int p = 0; p < NP; ++p) {
+    const size_t col = size_t(p0 + p) * T::kNr;
+    const int cols = int(a.n - col < size_t(T::kNr) ? a.n - col : size_t(T::kNr));
+    const F bias = a.bias ? T::load_cols(a.bias + col, cols) : T::fzero();
+    for (int r = 0; r < rows; ++r) {
+      F y = T::fmadd(facc[p][r], T::fset1(c.sx[r]), bias);
+      y = T::fmin(hi, T::fmax(lo, y));
+      T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
+    }
+  }
+}
+
+template <class T, class S, int NP, int MR, int SUB>
+inline void wide_all(const Call& c, const UKernelArgs& a) {
+  const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+  int p = 0;
+  for (; p + NP <= np; p += NP) wide_panel<T, S, NP, MR, SUB>(c, a, p, int(a.m));
+  for (; p < np; ++p) wide_panel<T, S, 1, MR, SUB>(c, a, p, int(a.m));
+}
+
 template <class T, int NP, int ROWS, int MR>
 inline void by_bits(const Call& c, const UKernelArgs& a) {
   switch (c.g->bits) {
@@ -225,9 +330,8 @@ inline void by_bits(const Call& c, const UKernelArgs& a) {
   }
 }
 
-// The registered entry point of an MR-row kernel: rows of a partial block are not computed.
-template <class T, int MR, int NP>
-inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
+template <int MR>
+inline Call make_call(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const LhsBlockLayout l = lhs_block_layout(LhsFormat{MR, kKr}, size_t(shape.k), size_t(g.groups));
   Call c;
@@ -238,6 +342,27 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   c.sums = reinterpret_cast<const int32_t*>(a.lhs + l.sums_offset);
   c.qx = reinterpret_cast<const int8_t*>(a.lhs + l.q_offset);
   c.k = shape.k;
+  return c;
+}
+
+// Entry point of a prefill kernel (see wide_panel); slices past a.m are skipped.
+template <class T, int MR, int SUB, int NP>
+inline void gemm_wide(const GemmShape& shape, const UKernelArgs& a) {
+  const Call c = make_call<MR>(shape, a);
+  switch (c.g->bits) {
+    case 2: return wide_all<T, Src<2, 3>, NP, MR, SUB>(c, a);
+    case 4: return wide_all<T, Src<4, 15>, NP, MR, SUB>(c, a);
+    case 8: return wide_all<T, Src<8, 255>, NP, MR, SUB>(c, a);
+    case 1:
+    case 3: return wide_all<T, Src<8, 7>, NP, MR, SUB>(c, a);
+    default: return wide_all<T, Src<8, 127>, NP, MR, SUB>(c, a);
+  }
+}
+
+// The registered entry point of an MR-row kernel: rows of a partial block are not computed.
+template <class T, int MR, int NP>
+inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
+  const Call c = make_call<MR>(shape, a);
   if constexpr (MR == 1) {
     by_bits<T, NP, 1, 1>(c, a);
   } else {

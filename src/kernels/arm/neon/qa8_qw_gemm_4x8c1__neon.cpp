@@ -1,0 +1,8 @@
+#include "kernels/arm/neon/neon_impl.h"
+#include "kernels/arm/kernels.h"
+
+namespace lowbit {
+
+void qa8_qw_gemm_4x8c1__neon(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::NeonKern<4>>(shape, args); }
+
+}  // namespace lowbit

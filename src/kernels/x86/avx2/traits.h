@@ -1,0 +1,102 @@
+// 256-bit vector traits for gemm_impl.h: the parts AVX2 and AVX-VNNI share (loads, unpacking,
+// the f32 epilogue), and AVX2's exact dot product on vpmaddubsw / vpmaddwd.
+// Include only from translation units built with the AVX2 flags (or more).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace lowbit {
+namespace x86 {
+namespace {
+
+struct Avx256Common {
+  using V = __m256i;
+  using F = __m256;
+  static constexpr int kNr = 8, kBytes = 32;
+
+  static V load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store(uint8_t* p, V v) { _mm256_store_si256(reinterpret_cast<__m256i*>(p), v); }
+  static V zero() { return _mm256_setzero_si256(); }
+  static V set1_8(char v) { return _mm256_set1_epi8(v); }
+  static V set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static V bcast32(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+  }
+  static V and_(V a, V b) { return _mm256_and_si256(a, b); }
+  static V srli16(V a, int n) { return _mm256_srli_epi16(a, n); }
+  static V add8(V a, V b) { return _mm256_add_epi8(a, b); }
+  static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
+  static V sub32(V a, V b) { return _mm256_sub_epi32(a, b); }
+  static V mullo32(V a, V b) { return _mm256_mullo_epi32(a, b); }
+
+  static F fzero() { return _mm256_setzero_ps(); }
+  static F fset1(float v) { return _mm256_set1_ps(v); }
+  static F cvt(V a) { return _mm256_cvtepi32_ps(a); }
+  static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F fmax(F a, F b) { return _mm256_max_ps(a, b); }
+  static F fmin(F a, F b) { return _mm256_min_ps(a, b); }
+  static F load_scales(const uint8_t* p, bool bf16) {
+    if (bf16) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  }
+  static V load_zeros(const uint8_t* p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static V col_mask(int cols) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static F load_cols(const float* p, int cols) {
+    return cols == kNr ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, col_mask(cols));
+  }
+  static void store_cols(float* p, F v, int cols) {
+    if (cols == kNr) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, col_mask(cols), v);
+  }
+};
+
+// vpmaddubsw saturates int16: u·x pairs are exact for u <= 127, and a run of R k-blocks of
+// int16 partials stays exact while R·2·UMAX·128 <= 32768. 8-bit u is split u = lo + 128·hi.
+struct Avx2 : Avx256Common {
+  struct Part {
+    V a, h;
+  };
+  struct W {
+    V u, hi;
+  };
+  static constexpr int run_kbs(int umax) { return umax == 255 ? 1 : 32768 / (256 * umax); }
+  static Part part_begin(V) { return Part{zero(), zero()}; }
+  template <int UMAX>
+  static W prep(V u) {
+    if (UMAX == 255)
+      return W{_mm256_and_si256(u, set1_8(0x7F)), _mm256_and_si256(_mm256_srli_epi16(u, 7), set1_8(1))};
+    return W{u, u};
+  }
+  template <int UMAX>
+  static Part dot(Part p, const W& w, V x) {
+    p.a = _mm256_add_epi16(p.a, _mm256_maddubs_epi16(w.u, x));
+    if (UMAX == 255) p.h = _mm256_add_epi16(p.h, _mm256_maddubs_epi16(w.hi, x));
+    return p;
+  }
+  template <int UMAX>
+  static V part_end(V acc, Part p) {
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.a, _mm256_set1_epi16(1)));
+    if (UMAX == 255) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.h, _mm256_set1_epi16(128)));
+    return acc;
+  }
+  static V sum_flush(V su, V s8) {
+    const V pairs = _mm256_maddubs_epi16(s8, set1_8(1));
+    return _mm256_add_epi32(su, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+};
+
+}  // namespace
+}  // namespace x86
+}  // namespace lowbit

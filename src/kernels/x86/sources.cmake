@@ -1,0 +1,17 @@
+# x86-64 micro-kernels: one TU per kernel family, each built with its ISA's flags only.
+set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c" CACHE INTERNAL "")
+set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni" CACHE INTERNAL "")
+set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni" CACHE INTERNAL "")
+
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}"
+  kernels/x86/avx2/qa8_qw_gemm_1x8c4__avx2.cpp
+  kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp
+  kernels/x86/avx2/qa8_qw_gemm_16x8c4__avx2.cpp)
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}"
+  kernels/x86/avxvnni/qa8_qw_gemm_1x8c4__avxvnni.cpp
+  kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp
+  kernels/x86/avxvnni/qa8_qw_gemm_16x8c4__avxvnni.cpp)
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}"
+  kernels/x86/avx512vnni/qa8_qw_gemm_1x16c4__avx512vnni.cpp
+  kernels/x86/avx512vnni/qa8_qw_gemm_4x16c4__avx512vnni.cpp
+  kernels/x86/avx512vnni/qa8_qw_gemm_16x16c4__avx512vnni.cpp)
