@@ -3,7 +3,8 @@
 # Usage: scripts/setup.sh [build|test|bench|cross]   (default: build)
 set -euo pipefail
 want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthreadpool-dev
-      libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev)
+      libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
+      libsimde-dev)  # libsimde-dev: the x86 kernels this CPU lacks run emulated in tests
 case "${1:-build}" in
   build) ;;
   test)  want+=(qemu-user) ;;

@@ -47,9 +47,12 @@ struct PanelAcc {
 };
 
 // Σ u·qx (and Σ u when SUM) over `nkb` k-blocks. src[p] points at the first vector of panel
-// p; qx at the LHS of the first k-block and row (interleave MR x kKr).
-template <class T, class S, int NP, int ROWS, int MR, bool SUM = true>
-inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, PanelAcc<T, ROWS>* acc) {
+// p; qx at the LHS of the first k-block and row (interleave MR x kKr). FOLD (one row): the
+// column sums go straight into dot as -zx·Σu (nzx: -zx in every int16 lane), su is unused.
+template <class T, class S, int NP, int ROWS, int MR, bool SUM = true, bool FOLD = false>
+inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, PanelAcc<T, ROWS>* acc,
+                     typename T::V nzx = typename T::V()) {
+  static_assert(!FOLD || ROWS == 1, "folding is for one row");
   using V = typename T::V;
   // Partial sums stay exact for `run` k-blocks (T::run_kbs: int16 partials on AVX2), and the
   // uint8 running column sums for 255 / UMAX k-blocks.
@@ -85,8 +88,9 @@ inline void dot_span(const uint8_t* const* src, const int8_t* qx, int nkb, Panel
       }
     }
     for (int p = 0; p < NP; ++p) {
-      if (SUM) acc[p].su = T::sum_flush(acc[p].su, s8[p]);
       for (int r = 0; r < ROWS; ++r) acc[p].dot[r] = T::template part_end<S::kUmax>(acc[p].dot[r], part[p][r]);
+      if (SUM && FOLD) acc[p].dot[0] = T::sum_flush_scaled(acc[p].dot[0], s8[p], nzx);
+      else if (SUM) acc[p].su = T::sum_flush(acc[p].su, s8[p]);
     }
   }
 }
@@ -137,32 +141,84 @@ struct Call {
   const int32_t* zx;
   const int32_t* sums;
   const int8_t* qx;
-  int k;
+  int o;  // 2^(bits-1)
 };
 
-// NP column panels starting at panel `p0`, ROWS rows of an MR-row LHS block.
-template <class T, class S, int NP, int ROWS, int MR>
+// Per (panel, group): the weight scales and c = o + zw (zero when the weights have no zeros).
+template <class T>
+struct GroupConsts {
+  typename T::F sw;
+  typename T::V cz;
+};
+template <class T>
+inline GroupConsts<T> group_consts(const PackedGeometry& g, const uint8_t* rec) {
+  GroupConsts<T> k;
+  k.sw = T::load_scales(rec + g.scales_offset, g.scale_format == ScaleFormat::bf16);
+  k.cz = g.has_zeros ? T::add32(T::load_zeros(rec + g.zeros_offset), T::set1_32(1 << (g.bits - 1)))
+                     : T::zero();
+  return k;
+}
+
+// Per (group, row): Ex = Sx - gs·zx, and o·Ex (the whole c·Ex term when there are no zeros).
+struct RowGroup {
+  int32_t ex, oex;
+};
+inline RowGroup row_group(const Call& c, int grp, int r, int mr) {
+  const int32_t ex = c.sums[size_t(grp) * size_t(mr) + size_t(r)] - c.g->group_size * c.zx[r];
+  return RowGroup{ex, c.o * ex};
+}
+
+// One row's group step: d = Σu·qx - zx·Su - c·Ex, acc = fma((float)d, s_w, acc). `dot` already
+// holds -zx·Su (and -o·Ex without zeros) when the caller folded them in.
+template <class T, bool HAS_ZEROS, bool FOLDED>
+inline typename T::F group_step(const GroupConsts<T>& k, RowGroup rg, typename T::V zx,
+                                typename T::V dot, typename T::V su, typename T::F acc) {
+  typename T::V d = dot;
+  if (!FOLDED) d = T::sub32(d, T::mullo32(zx, su));
+  if (HAS_ZEROS) d = T::sub32(d, T::mullo32(k.cz, T::set1_32(rg.ex)));
+  else if (!FOLDED) d = T::sub32(d, T::set1_32(rg.oex));
+  return T::fmadd(T::cvt(d), k.sw, acc);
+}
+
+// y = fma(acc, s_x, bias), then max(lo, y), min(hi, y): NaN in y survives (second operand).
+template <class T>
+inline void store_row(const Call& c, const UKernelArgs& a, int p, int r, typename T::F acc) {
+  const size_t col = size_t(p) * T::kNr;
+  const int cols = int(a.n - col < size_t(T::kNr) ? a.n - col : size_t(T::kNr));
+  const typename T::F bias = a.bias ? T::load_cols(a.bias + col, cols) : T::fzero();
+  typename T::F y = T::fmadd(acc, T::fset1(c.sx[r]), bias);
+  y = T::fmin(T::fset1(a.clamp_max), T::fmax(T::fset1(a.clamp_min), y));
+  T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
+}
+
+// NP column panels starting at panel `p0`, ROWS rows of an MR-row LHS block. One row (GEMV)
+// folds -zx·Σu and -o·Ex into the integer sums, leaving one convert and one fma per group.
+template <class T, class S, int NP, int ROWS, int MR, bool HAS_ZEROS>
 inline void panels(const Call& c, const UKernelArgs& a, int p0) {
   using V = typename T::V;
   using F = typename T::F;
+  constexpr bool kFold = ROWS == 1;
   const PackedGeometry& g = *c.g;
   const int gs = g.group_size;
   const int kbs = gs / kKr;
-  const int o = 1 << (g.bits - 1);
   F facc[NP][ROWS];
   for (int p = 0; p < NP; ++p)
     for (int r = 0; r < ROWS; ++r) facc[p][r] = T::fzero();
   V vzx[ROWS];
   for (int r = 0; r < ROWS; ++r) vzx[r] = T::set1_32(c.zx[r]);
+  const V nzx16 = T::set1_16(int16_t(-c.zx[0]));
   const size_t seg = S::kUnit == 8 && S::kUmax != 255 ? generic_segment(g) : 0;
   for (int grp = 0; grp < g.groups; ++grp) {
     const uint8_t* rec[NP];
     for (int p = 0; p < NP; ++p)
       rec[p] = c.rhs + size_t(p0 + p) * g.panel_bytes + size_t(grp) * g.record_bytes;
+    RowGroup rg[ROWS];
+    for (int r = 0; r < ROWS; ++r) rg[r] = row_group(c, grp, r, MR);
     PanelAcc<T, ROWS> acc[NP];
     for (int p = 0; p < NP; ++p) {
       acc[p].su = T::zero();
-      for (int r = 0; r < ROWS; ++r) acc[p].dot[r] = T::zero();
+      for (int r = 0; r < ROWS; ++r)
+        acc[p].dot[r] = kFold && !HAS_ZEROS ? T::set1_32(-rg[r].oex) : T::zero();
     }
     const int8_t* qx = c.qx + size_t(grp) * size_t(gs) * MR;
     if (S::kUnit == 8 && S::kUmax != 255) {
@@ -171,47 +227,36 @@ inline void panels(const Call& c, const UKernelArgs& a, int p0) {
       for (int p = 0; p < NP; ++p) src[p] = buf[p];
       for (size_t s0 = 0; s0 < g.stream_bytes; s0 += seg) {
         for (int p = 0; p < NP; ++p) unpack_segment(g, rec[p], s0, seg, buf[p]);
-        dot_span<T, S, NP, ROWS, MR>(src, qx + s0 / size_t(T::kNr) * MR, int(seg / T::kBytes), acc);
+        dot_span<T, S, NP, ROWS, MR, true, kFold>(src, qx + s0 / size_t(T::kNr) * MR,
+                                                  int(seg / T::kBytes), acc, nzx16);
       }
     } else {
       const uint8_t* src[NP];
       for (int p = 0; p < NP; ++p) src[p] = rec[p] + g.planes[0].offset;
-      dot_span<T, S, NP, ROWS, MR>(src, qx, kbs, acc);
+      dot_span<T, S, NP, ROWS, MR, true, kFold>(src, qx, kbs, acc, nzx16);
     }
-    // d = Σu·qx - zx·Su - c·Ex, Ex = Sx - gs·zx; then acc = fma((float)d, s_w, acc).
     for (int p = 0; p < NP; ++p) {
-      const F sw = T::load_scales(rec[p] + g.scales_offset, g.scale_format == ScaleFormat::bf16);
-      V cz = T::zero();
-      if (g.has_zeros) cz = T::add32(T::load_zeros(rec[p] + g.zeros_offset), T::set1_32(o));
-      for (int r = 0; r < ROWS; ++r) {
-        const int32_t ex = c.sums[size_t(grp) * MR + size_t(r)] - gs * c.zx[r];
-        V d = T::sub32(acc[p].dot[r], T::mullo32(vzx[r], acc[p].su));
-        d = T::sub32(d, g.has_zeros ? T::mullo32(cz, T::set1_32(ex))
-                                    : T::set1_32(int32_t(uint32_t(o) * uint32_t(ex))));
-        facc[p][r] = T::fmadd(T::cvt(d), sw, facc[p][r]);
-      }
+      const GroupConsts<T> k = group_consts<T>(g, rec[p]);
+      for (int r = 0; r < ROWS; ++r)
+        facc[p][r] = group_step<T, HAS_ZEROS, kFold>(k, rg[r], vzx[r], acc[p].dot[r], acc[p].su, facc[p][r]);
     }
   }
-  // y = fma(acc, s_x, bias), then max(lo, y), min(hi, y): NaN in y survives (second operand).
-  const F lo = T::fset1(a.clamp_min), hi = T::fset1(a.clamp_max);
-  for (int p = 0; p < NP; ++p) {
-    const size_t col = size_t(p0 + p) * T::kNr;
-    const int cols = int(a.n - col < size_t(T::kNr) ? a.n - col : size_t(T::kNr));
-    const F bias = a.bias ? T::load_cols(a.bias + col, cols) : T::fzero();
-    for (int r = 0; r < ROWS && size_t(r) < a.m; ++r) {
-      F y = T::fmadd(facc[p][r], T::fset1(c.sx[r]), bias);
-      y = T::fmin(hi, T::fmax(lo, y));
-      T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
-    }
-  }
+  for (int p = 0; p < NP; ++p)
+    for (int r = 0; r < ROWS && size_t(r) < a.m; ++r) store_row<T>(c, a, p0 + p, r, facc[p][r]);
+}
+
+template <class T, class S, int NP, int ROWS, int MR, bool HAS_ZEROS>
+inline void all_panels_z(const Call& c, const UKernelArgs& a) {
+  const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+  int p = 0;
+  for (; p + NP <= np; p += NP) panels<T, S, NP, ROWS, MR, HAS_ZEROS>(c, a, p);
+  for (; p < np; ++p) panels<T, S, 1, ROWS, MR, HAS_ZEROS>(c, a, p);
 }
 
 template <class T, class S, int NP, int ROWS, int MR>
 inline void all_panels(const Call& c, const UKernelArgs& a) {
-  const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
-  int p = 0;
-  for (; p + NP <= np; p += NP) panels<T, S, NP, ROWS, MR>(c, a, p);
-  for (; p < np; ++p) panels<T, S, 1, ROWS, MR>(c, a, p);
+  if (c.g->has_zeros) all_panels_z<T, S, NP, ROWS, MR, true>(c, a);
+  else all_panels_z<T, S, NP, ROWS, MR, false>(c, a);
 }
 
 
@@ -226,7 +271,6 @@ inline void wide_panel(const Call& c, const UKernelArgs& a, int p0, int rows) {
   using F = typename T::F;
   const PackedGeometry& g = *c.g;
   const int gs = g.group_size;
-  const int o = 1 << (g.bits - 1);
   constexpr bool kDirect = S::kUnit == 8 && S::kUmax == 255;  // 8-bit: the record is the buffer
   constexpr bool kGeneric = S::kUnit == 8 && S::kUmax != 255;
   // Segments: whole chunks of every plane, at most kWideSegBytes of stream.
@@ -285,29 +329,17 @@ inline void wide_panel(const Call& c, const UKernelArgs& a, int p0, int rows) {
       }
     }
     for (int p = 0; p < NP; ++p) {
-      const F sw = T::load_scales(rec[p] + g.scales_offset, g.scale_format == ScaleFormat::bf16);
-      V cz = T::zero();
-      if (g.has_zeros) cz = T::add32(T::load_zeros(rec[p] + g.zeros_offset), T::set1_32(o));
+      const GroupConsts<T> k = group_consts<T>(g, rec[p]);
       for (int r = 0; r < slices * SUB; ++r) {
-        const int32_t ex = c.sums[size_t(grp) * MR + size_t(r)] - gs * c.zx[r];
-        V d = T::sub32(acc[p][r], T::mullo32(T::set1_32(c.zx[r]), su[p]));
-        d = T::sub32(d, g.has_zeros ? T::mullo32(cz, T::set1_32(ex))
-                                    : T::set1_32(int32_t(uint32_t(o) * uint32_t(ex))));
-        facc[p][r] = T::fmadd(T::cvt(d), sw, facc[p][r]);
+        const RowGroup rg = row_group(c, grp, r, MR);
+        facc[p][r] = g.has_zeros
+            ? group_step<T, true, false>(k, rg, T::set1_32(c.zx[r]), acc[p][r], su[p], facc[p][r])
+            : group_step<T, false, false>(k, rg, T::set1_32(c.zx[r]), acc[p][r], su[p], facc[p][r]);
       }
     }
   }
-  const F lo = T::fset1(a.clamp_min), hi = T::fset1(a.clamp_max);
-  for (int p = 0; p < NP; ++p) {
-    const size_t col = size_t(p0 + p) * T::kNr;
-    const int cols = int(a.n - col < size_t(T::kNr) ? a.n - col : size_t(T::kNr));
-    const F bias = a.bias ? T::load_cols(a.bias + col, cols) : T::fzero();
-    for (int r = 0; r < rows; ++r) {
-      F y = T::fmadd(facc[p][r], T::fset1(c.sx[r]), bias);
-      y = T::fmin(hi, T::fmax(lo, y));
-      T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
-    }
-  }
+  for (int p = 0; p < NP; ++p)
+    for (int r = 0; r < rows; ++r) store_row<T>(c, a, p0 + p, r, facc[p][r]);
 }
 
 template <class T, class S, int NP, int MR, int SUB>
@@ -341,7 +373,7 @@ inline Call make_call(const GemmShape& shape, const UKernelArgs& a) {
   c.zx = reinterpret_cast<const int32_t*>(a.lhs + l.zero_offset);
   c.sums = reinterpret_cast<const int32_t*>(a.lhs + l.sums_offset);
   c.qx = reinterpret_cast<const int8_t*>(a.lhs + l.q_offset);
-  c.k = shape.k;
+  c.o = 1 << (g.bits - 1);
   return c;
 }
 
@@ -369,9 +401,10 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
     static_assert(MR == 4 || MR == 8, "row variants");
     // Rows past a.m are zero in the LHS; they are computed (when rounding up) but not stored.
     switch (a.m) {
-      case 1: return by_bits<T, NP, 1, MR>(c, a);
-      case 2: return by_bits<T, NP, 2, MR>(c, a);
-      case 3: return by_bits<T, NP, 3, MR>(c, a);
+      // Few rows: more panels at once keep more weight streams in flight.
+      case 1: return by_bits<T, 4, 1, MR>(c, a);
+      case 2: return by_bits<T, 2 * NP, 2, MR>(c, a);
+      case 3:  // a 3-row instantiation allocates registers worse than the 4-row one
       case 4: return by_bits<T, NP, 4, MR>(c, a);
       default: return by_bits<T, NP, MR, MR>(c, a);
     }

@@ -22,6 +22,7 @@ struct Avx256Common {
   static V zero() { return _mm256_setzero_si256(); }
   static V set1_8(char v) { return _mm256_set1_epi8(v); }
   static V set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static V set1_16(int16_t v) { return _mm256_set1_epi16(v); }
   static V bcast32(const int8_t* p) {
     int32_t v;
     std::memcpy(&v, p, 4);
@@ -94,6 +95,11 @@ struct Avx2 : Avx256Common {
   static V sum_flush(V su, V s8) {
     const V pairs = _mm256_maddubs_epi16(s8, set1_8(1));
     return _mm256_add_epi32(su, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+  // acc + f·Σ s8 per column (f in every int16 lane; pairs <= 510, so int16 x int16 is exact).
+  static V sum_flush_scaled(V acc, V s8, V f16) {
+    const V pairs = _mm256_maddubs_epi16(s8, set1_8(1));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, f16));
   }
 };
 

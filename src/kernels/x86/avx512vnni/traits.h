@@ -28,6 +28,7 @@ struct Avx512Vnni {
   static V zero() { return _mm512_setzero_si512(); }
   static V set1_8(char v) { return _mm512_set1_epi8(v); }
   static V set1_32(int32_t v) { return _mm512_set1_epi32(v); }
+  static V set1_16(int16_t v) { return _mm512_set1_epi16(v); }
   static V bcast32(const int8_t* p) {
     int32_t v;
     std::memcpy(&v, p, 4);
@@ -49,6 +50,10 @@ struct Avx512Vnni {
   template <int UMAX>
   static V part_end(V, V p) { return p; }
   static V sum_flush(V su, V s8) { return _mm512_dpbusd_epi32(su, s8, set1_8(1)); }
+  // acc + f·Σ s8 per column (f in every int16 lane; pairs <= 510, so int16 x int16 is exact).
+  static V sum_flush_scaled(V acc, V s8, V f16) {
+    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(s8, set1_8(1)), f16);
+  }
 
   static F fzero() { return _mm512_setzero_ps(); }
   static F fset1(float v) { return _mm512_set1_ps(v); }

@@ -22,6 +22,9 @@ struct AvxVnni : Avx256Common {
   template <int UMAX>
   static V part_end(V, V p) { return p; }
   static V sum_flush(V su, V s8) { return _mm256_dpbusd_avx_epi32(su, s8, set1_8(1)); }
+  static V sum_flush_scaled(V acc, V s8, V f16) {
+    return _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(s8, set1_8(1)), f16);
+  }
 };
 
 }  // namespace

@@ -1,0 +1,112 @@
+// Which x86 kernel family the real registry's cost model picks, per ISA cap of this machine
+// (host_profile() capped like LOWBIT_ISA would) and on synthetic x86 machines.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cpu/profile.h"
+#include "format/layouts.h"
+#include "registry/registry.h"
+#include "select/plan.h"
+#include "select/select_layout.h"
+
+namespace lowbit {
+namespace {
+
+struct Want {
+  const char* layout;
+  const char* gemv;     // m = 1
+  const char* gemm4;    // m = 4
+  const char* gemm16;   // every row at m = 128
+};
+
+// What this profile should get: the widest ISA tier it has.
+Want expected(IsaSet isa) {
+  const IsaSet avx2{Isa::avx2, Isa::fma, Isa::f16c};
+  const IsaSet avx512vnni = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
+                                          Isa::avx512dq, Isa::avx512vnni};
+  if (isa.contains(avx512vnni))
+    return {"x86_avx512_n16k4s64", "qa8_qw_gemm_1x16c4__avx512vnni",
+            "qa8_qw_gemm_4x16c4__avx512vnni", "qa8_qw_gemm_16x16c4__avx512vnni"};
+  if (isa.contains(avx2 | IsaSet{Isa::avxvnni}))
+    return {"x86_avx2_n8k4s32", "qa8_qw_gemm_1x8c4__avxvnni", "qa8_qw_gemm_4x8c4__avxvnni",
+            "qa8_qw_gemm_16x8c4__avxvnni"};
+  if (isa.contains(avx2))
+    return {"x86_avx2_n8k4s32", "qa8_qw_gemm_1x8c4__avx2", "qa8_qw_gemm_4x8c4__avx2",
+            "qa8_qw_gemm_16x8c4__avx2"};
+  return {"portable_n1k1s1", "qa8_qw_gemm_1x1c1__scalar", "qa8_qw_gemm_4x1c1__scalar",
+          "qa8_qw_gemm_4x1c1__scalar"};
+}
+
+void check_profile(const CpuProfile& prof, const std::string& what) {
+  const Registry& reg = default_registry();
+  const Want want = expected(prof.isa);
+  const WeightProblem shapes[] = {
+      {4096, 4096, 4, 32, false, false},  {14336, 4096, 4, 128, false, false},
+      {4096, 14336, 2, 32, true, false},  {6144, 4096, 8, 64, false, true},
+      {4096, 4096, 3, 32, true, true},
+  };
+  for (const WeightProblem& p : shapes) {
+    const std::string ctx = what + " (" + prof.isa.to_string() + ") n=" + std::to_string(p.n) +
+                            " k=" + std::to_string(p.k) + " bits=" + std::to_string(p.bits);
+    const LayoutDecision d = select_layout(reg, prof, p);
+    ASSERT_NE(d.winner, nullptr) << ctx;
+    EXPECT_STREQ(d.winner->name, want.layout) << ctx;
+    PackedHeader h;
+    h.layout = d.winner;
+    h.problem = p;
+    const ExecPlan one = make_plan(reg, prof, h, 1, 1);
+    ASSERT_EQ(one.per_uarch[0].num_segments, 1) << ctx;
+    EXPECT_STREQ(one.per_uarch[0].seg[0].kernel->name, want.gemv) << ctx << " m=1";
+    const ExecPlan four = make_plan(reg, prof, h, 4, 1);
+    EXPECT_STREQ(four.per_uarch[0].seg[0].kernel->name, want.gemm4) << ctx << " m=4";
+    for (int threads : {1, 2}) {
+      const ExecPlan many = make_plan(reg, prof, h, 128, threads);
+      EXPECT_STREQ(many.per_uarch[0].seg[0].kernel->name, want.gemm16) << ctx << " m=128";
+      EXPECT_EQ(many.per_uarch[0].seg[0].rows, 128) << ctx << " m=128";
+    }
+  }
+}
+
+TEST(X86Selection, HostProfileAsCapped) {
+  // Whatever LOWBIT_ISA says: the suite runs under each cap.
+  check_profile(host_profile(), "host");
+}
+
+TEST(X86Selection, EveryCapOfThisMachine) {
+  for (const char* cap : {"native", "scalar", "avx2", "avx2+avxvnni", "avx512", "avx512vnni"})
+    check_profile(apply_isa_cap(host_profile(), cap), std::string("cap ") + cap);
+}
+
+TEST(X86Selection, SyntheticMachines) {
+  check_profile(parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen3"), "zen3");
+  check_profile(parse_profile_spec("x86_64:avx2,fma,f16c,avxvnni;cores=8xalderlake-p"), "adl");
+  check_profile(parse_profile_spec("x86_64:avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,"
+                                   "avx512vnni,avxvnni;cores=2xzen5"),
+                "zen5");
+  check_profile(parse_profile_spec("x86_64:avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,"
+                                   "avx512vnni;cores=8xicelake"),
+                "icelake");
+}
+
+// Prefill sizes run the 16-row tile on their whole blocks; a tail of a few rows goes to a
+// smaller tile of the same ISA, never to the scalar kernel.
+TEST(X86Selection, PrefillRowsStayOnTheWideTile) {
+  const CpuProfile& prof = host_profile();
+  const Want want = expected(prof.isa);
+  if (std::string(want.layout) == "portable_n1k1s1") GTEST_SKIP() << "no x86 SIMD on this profile";
+  PackedHeader h;
+  h.layout = find_layout(want.layout);
+  h.problem = WeightProblem{4096, 4096, 4, 32, false, false};
+  for (int m : {16, 33, 64, 100}) {
+    const ExecPlan plan = make_plan(default_registry(), prof, h, m, 1);
+    const UarchPlan& up = plan.per_uarch[0];
+    EXPECT_STREQ(up.seg[0].kernel->name, want.gemm16) << "m=" << m;
+    EXPECT_GE(up.seg[0].rows, m / 16 * 16) << "m=" << m;
+    for (int i = 0; i < up.num_segments; ++i)
+      EXPECT_EQ(up.seg[i].kernel->layout_id, h.layout->id) << "m=" << m;
+  }
+}
+
+}  // namespace
+}  // namespace lowbit
