@@ -28,14 +28,17 @@ fi
 if [ "$stage" = all ] || [ "$stage" = asan ]; then
   section "ASan+UBSan build and tests"
   configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=address,undefined \
-    -DLOWBIT_BUILD_TOOLS=ON
+    -DLOWBIT_EMULATED_TESTS=OFF
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
 fi
 
 if [ "$stage" = all ] || [ "$stage" = tsan ]; then
   section "TSan build and concurrency tests"
-  configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread -DLOWBIT_BUILD_TOOLS=OFF
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread \
+    -DLOWBIT_BUILD_TOOLS=OFF -DLOWBIT_EMULATED_TESTS=OFF >/dev/null
+  cmake --build build-tsan -j"$jobs" --target test_concurrency test_selection
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --no-tests=error -L concurrency)
+  TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/test_selection --gtest_brief=1 --gtest_filter='PerCore.*'
 fi
 
 if [ "$stage" = all ] || [ "$stage" = qemu-x86 ]; then
