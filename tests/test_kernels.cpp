@@ -3,6 +3,7 @@
 // odd m / n tails and unaligned buffers. A new kernel is covered by being registered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "cpu/profile.h"
@@ -28,6 +29,8 @@ std::vector<const KernelDesc*> runnable_kernels() {
 struct Case {
   int bits, group, k_groups, n_extra, m;
   bool zeros, bias, clamp;
+  float clamp_lo = -0.5f, clamp_hi = 0.75f;
+  bool zero_row0 = false;  // row 0 all zeros: outputs are exactly ±0 (or the bias)
 };
 
 std::string describe(const KernelDesc& kd, const Case& c) {
@@ -45,7 +48,8 @@ void check(const KernelDesc& kd, const Case& c, const KernelDesc* tail = nullptr
   const PackedBuffer b = pack_buffer(layout, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
   test::Activations a = test::random_activations(c.m, p.k, uint32_t(c.m * 7 + c.bits), 1 + c.m % 3);
   if (c.m > 2) a.x[size_t(p.k) + 3] = std::numeric_limits<float>::quiet_NaN();  // row 1: NaN
-  const ClampRange clamp{c.clamp, -0.5f, 0.75f};
+  if (c.zero_row0) std::fill(a.x, a.x + p.k, 0.0f);
+  const ClampRange clamp{c.clamp, c.clamp_lo, c.clamp_hi};
   const std::vector<float> want = test::reference(w, c.m, a.x, clamp);
 
   ExecPlan plan;
@@ -104,6 +108,22 @@ TEST_P(KernelTest, EveryOptionCombination) {
       check(kd, {bits, 64, 2, 5, 5, (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0});
       if (HasFatalFailure()) return;
     }
+}
+
+// Clamp bounds of ±0 against outputs of ±0 and NaN: max/min instructions that order -0 below
+// +0, or drop NaN, differ from the reference here and nowhere else.
+TEST_P(KernelTest, SignedZeroClampBoundsAndZeroRows) {
+  const KernelDesc& kd = *GetParam();
+  for (float lo : {-0.0f, 0.0f})
+    for (float hi : {-0.0f, 0.0f, 1.0f})
+      for (bool bias : {false, true}) {
+        Case c{4, 32, 2, 3, 5, true, bias, true};
+        c.clamp_lo = lo;
+        c.clamp_hi = hi;
+        c.zero_row0 = true;
+        check(kd, c);
+        if (HasFatalFailure()) return;
+      }
 }
 
 TEST_P(KernelTest, MixedWithEveryOtherTileOfItsLayoutAndThreads) {
