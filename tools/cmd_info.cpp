@@ -18,14 +18,7 @@ int cmd_info(int argc, char** argv) {
     j.begin_object();
     j.key("profile");
     profile_json(j, prof);
-    j.key("isa").begin_array();
-    for (int i = 0; i < kIsaCount; ++i)
-      if (prof.isa.has(Isa(i))) j.value(isa_name(Isa(i)));
-    j.end_array();
-    j.key("cores").begin_array();
-    for (const CoreInfo& c : prof.cores)
-      j.begin_object().field("uarch", uarch_name(c.uarch)).field("cluster", int(c.cluster)).end_object();
-    j.end_array();
+    isa_and_cores_json(j, prof);
     j.key("kernels").begin_array();
     for (const KernelDesc& k : reg.kernels())
       j.begin_object().field("name", k.name).field("isa", isa_string(k.requires))

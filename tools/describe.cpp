@@ -8,9 +8,7 @@ namespace lowbit::cli {
 
 std::string isa_string(IsaSet s) { return s.empty() ? "scalar" : s.to_string(); }
 
-void profile_json(Json& j, const CpuProfile& p) {
-  j.begin_object();
-  j.field("arch", arch_name(p.arch));
+void isa_and_cores_json(Json& j, const CpuProfile& p) {
   j.key("isa").begin_array();
   for (int i = 0; i < kIsaCount; ++i)
     if (p.isa.has(Isa(i))) j.value(isa_name(Isa(i)));
@@ -19,6 +17,12 @@ void profile_json(Json& j, const CpuProfile& p) {
   for (const CoreInfo& c : p.cores)
     j.begin_object().field("uarch", uarch_name(c.uarch)).field("cluster", int(c.cluster)).end_object();
   j.end_array();
+}
+
+void profile_json(Json& j, const CpuProfile& p) {
+  j.begin_object();
+  j.field("arch", arch_name(p.arch));
+  isa_and_cores_json(j, p);
   j.key("caches").begin_object();
   j.field("l1d", (unsigned long)p.caches.l1d).field("l2", (unsigned long)p.caches.l2);
   j.field("l3", (unsigned long)p.caches.l3).end_object();

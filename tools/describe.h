@@ -13,6 +13,8 @@ namespace lowbit::cli {
 
 std::string isa_string(IsaSet s);  // "avx2+fma", or "scalar" when empty
 void profile_json(Json& j, const CpuProfile& p);
+// The "isa" and "cores" members of an object (inside "profile", and at the top of `info`).
+void isa_and_cores_json(Json& j, const CpuProfile& p);
 std::string profile_text(const CpuProfile& p);
 void candidates_json(Json& j, const std::vector<Candidate>& cs);
 // The kernels of the plan's first uarch (and every uarch when they differ).
