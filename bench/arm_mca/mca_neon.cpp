@@ -1,21 +1,6 @@
-// llvm-mca harness (scripts/arm_mca.sh): the neon kernels' panel loop with the group size fixed
-// at 32, so one iteration of the group loop is one straight-line 8-column x 32-k block,
-// per-group scaling included. Built only by that script, never into the library.
+// llvm-mca harness for the neon kernels (body: mca_harness.h).
 #include "kernels/arm/neon/neon_impl.h"
 
-namespace lowbit {
-namespace arm {
-
-#define MCA(MR, BITS)                                                                    \
-  extern "C" __attribute__((flatten)) void mca_neon_mr##MR##_b##BITS(const GemmShape& s, const UKernelArgs& a) { \
-    run_bits<NeonKern<MR>, BITS, 32>(s, a, lhs_parts(a.lhs, NeonKern<MR>::kLhs, s));                 \
-  }
-MCA(1, 4)
-MCA(1, 8)
-MCA(1, 3)
-MCA(4, 4)
-MCA(4, 8)
-MCA(4, 3)
-
-}  // namespace arm
-}  // namespace lowbit
+#define MCA_ISA neon
+#define MCA_KERN NeonKern
+#include "mca_harness.h"
