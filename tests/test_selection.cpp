@@ -47,20 +47,20 @@ const IsaSet kI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 Registry test_registry() {
   return Registry(
       {
-          kernel("portable_gemv_1x1", portable_layout(), {}, 1, {8.0f, 2.0f, 100, false}),
-          kernel("avx2_gemv_1x8", kX86Generic, {Isa::avx2}, 1, {0.30f, 0.30f, 100, false}),
-          kernel("avx2_gemm_4x8", kX86Generic, {Isa::avx2}, 4, {0.30f, 0.10f, 100, true}),
+          kernel("portable_gemv_1x1", portable_layout(), {}, 1, {8.0f, 2.0f, 100, kEveryRowCount}),
+          kernel("avx2_gemv_1x8", kX86Generic, {Isa::avx2}, 1, {0.30f, 0.30f, 100, kEveryRowCount}),
+          kernel("avx2_gemm_4x8", kX86Generic, {Isa::avx2}, 4, {0.30f, 0.10f, 100, row_counts({4})}),
           // Wide: cheaper per value, but pads n to 64 columns.
-          kernel("avx512_gemv_1x64", kX86Wide, kAvx512, 1, {0.05f, 0.05f, 100, false}),
-          kernel("avx512_gemm_4x64", kX86Wide, kAvx512, 4, {0.05f, 0.02f, 100, true}),
-          kernel("avx512_gemv_1x16", kX86Narrow, kAvx512, 1, {0.07f, 0.07f, 100, false}),
+          kernel("avx512_gemv_1x64", kX86Wide, kAvx512, 1, {0.05f, 0.05f, 100, kEveryRowCount}),
+          kernel("avx512_gemm_4x64", kX86Wide, kAvx512, 4, {0.05f, 0.02f, 100, row_counts({4})}),
+          kernel("avx512_gemv_1x16", kX86Narrow, kAvx512, 1, {0.07f, 0.07f, 100, kEveryRowCount}),
           // A 4-bit-only, no-zero-point GEMM: selection must route around it.
-          kernel("avx512_gemm_4x16_q4", kX86Narrow, kAvx512, 4, {0.07f, 0.03f, 100, true},
+          kernel("avx512_gemm_4x16_q4", kX86Narrow, kAvx512, 4, {0.07f, 0.03f, 100, row_counts({4})},
                  bits_mask({4}), false),
-          kernel("arm_dot_gemv_1x8", kArm, {Isa::neon, Isa::dotprod}, 1, {0.20f, 0.20f, 100, false}),
-          kernel("arm_dot_gemm_4x8", kArm, {Isa::neon, Isa::dotprod}, 4, {0.20f, 0.08f, 100, true}),
+          kernel("arm_dot_gemv_1x8", kArm, {Isa::neon, Isa::dotprod}, 1, {0.20f, 0.20f, 100, kEveryRowCount}),
+          kernel("arm_dot_gemm_4x8", kArm, {Isa::neon, Isa::dotprod}, 4, {0.20f, 0.08f, 100, row_counts({4})}),
           // i8mm is fast on big cores, slow on the little A510 (a uarch affinity).
-          kernel("arm_i8mm_gemm_8x8", kArm, kI8mm, 8, {0.20f, 0.03f, 100, true},
+          kernel("arm_i8mm_gemm_8x8", kArm, kI8mm, 8, {0.20f, 0.03f, 100, row_counts({8})},
                  kAllBits, true, {{Uarch::cortex_a510, 4.0f}}),
       },
       {&portable_layout(), &kX86Generic, &kX86Wide, &kX86Narrow, &kArm});
@@ -229,7 +229,7 @@ std::string registry_error(std::vector<KernelDesc> ks) {
 }
 
 TEST(Registry, ValidatesDescriptors) {
-  const KernelCost c{1, 1, 1, false};
+  const KernelCost c{1, 1, 1, kEveryRowCount};
   auto k = [&](const char* name, int mr, const LayoutDesc& l = kX86Generic) {
     return kernel(name, l, l.isa, mr, c);
   };
@@ -291,9 +291,9 @@ void big_kernel(const GemmShape& s, const UKernelArgs& a) {
 
 TEST(PerCore, EachSimulatedCoreRunsItsOwnKernelAndResultsStayExact) {
   const LayoutDesc& l = portable_layout();
-  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, {1, 1, 10, false},
+  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, {1, 1, 10, kEveryRowCount},
                  {{Uarch::cortex_x3, 50.0f}}, little_kernel},
-                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, {1, 1, 10, true},
+                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, {1, 1, 10, row_counts({4})},
                  {{Uarch::cortex_a510, 50.0f}}, big_kernel}},
                {&l});
   CpuProfile phone = parse_profile_spec("arm64:neon;cores=2xcortex-a510,2xcortex-x3");

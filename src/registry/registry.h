@@ -20,8 +20,21 @@ struct KernelCost {
   float unpack;     // per weight value per LHS block (unpacking, column sums): paid once per block
   float dot;        // per weight value per row computed
   float call;       // per call of the kernel (setup, output stores)
-  bool pads_rows;   // true: a block of m < mr rows costs as much as a full block
+  // Bit r-1 set: a block of r rows runs code for exactly r rows. Any other count runs (and
+  // costs) the next larger set count, e.g. {1, 2, 4}: 3 rows cost 4.
+  uint16_t row_variants;
+  // Per column and group (scales, zero-point terms, int32 -> f32), paid per block and per row
+  // on top of the above; zero where the coefficients above were fitted at one group size.
+  float group = 0.0f;
+  float group_row = 0.0f;
 };
+
+constexpr uint16_t kEveryRowCount = 0xFFFF;
+constexpr uint16_t row_counts(std::initializer_list<int> rows) {
+  uint16_t m = 0;
+  for (int r : rows) m |= uint16_t(1u << (r - 1));
+  return m;
+}
 
 // Optional uarch affinity: the estimate is multiplied by `factor` on that uarch.
 struct UarchFactor {

@@ -21,9 +21,18 @@ double uarch_factor(const KernelDesc& kd, Uarch u) {
 
 double compute_cycles(const KernelDesc& kd, Uarch u, const BlockShape& b) {
   const double values = double(b.cols) * double(b.k);
-  const double rows = kd.cost.pads_rows ? double(kd.mr) : double(b.rows);
-  const double c = values * (kd.cost.unpack + kd.cost.dot * rows) + kd.cost.call;
+  int r = int(b.rows);
+  while (r < kd.mr && !(kd.cost.row_variants >> (r - 1) & 1u)) ++r;
+  const double rows = double(r);
+  const double col_groups = values / double(b.group_size);
+  const double c = values * (kd.cost.unpack + kd.cost.dot * rows) +
+                   col_groups * (kd.cost.group + kd.cost.group_row * rows);
   return c * uarch_factor(kd, u);
+}
+
+double call_cycles(const KernelDesc& kd, Uarch u, size_t lhs_block_bytes) {
+  constexpr double kL2BytesPerCycle = 16.0;
+  return (kd.cost.call + double(lhs_block_bytes) / kL2BytesPerCycle) * uarch_factor(kd, u);
 }
 
 }  // namespace lowbit

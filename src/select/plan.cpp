@@ -22,56 +22,92 @@ struct Machine {
   int threads;
 };
 
-// Which bandwidth the weights stream at on the first pass, for the whole payload.
-double main_bandwidth(const Machine& mc, size_t payload_bytes) {
-  if (payload_bytes <= mc.l2 / 2) return mc.bw.l2 * mc.threads;
-  if (payload_bytes <= mc.l3) return mc.bw.l3 * mc.threads;
-  // DRAM does not scale with cores like caches do: a second core adds about a quarter.
-  return mc.bw.dram * (mc.threads > 1 ? 1.25 : 1.0);
-}
-
 struct Mix {
   int num = 0;
   Segment seg[kMaxSegments];
 };
 
-// Estimated nanoseconds for running `mix` over all m rows with the given tiling.
-double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine& mc, int m,
-                int col_tile, int row_tile) {
-  const size_t col_tiles = size_t((g.n_padded + col_tile - 1) / col_tile);
-  const size_t row_tiles = size_t((m + row_tile - 1) / row_tile);
-  const size_t tasks = col_tiles * row_tiles;
-  const size_t tile_bytes = size_t(col_tile / g.nr) * g.panel_bytes;
-  const bool tile_fits_l2 = tile_bytes <= mc.l2 / 2;
-  double compute = 0.0, reread_bytes = 0.0;
-  size_t blocks_total = 0;
+// Per-core bandwidth at which a task's first pass over its columns streams, given where the
+// whole payload lives; DRAM does not scale with cores like caches do (a second core adds about
+// a quarter), so `workers` share it.
+double first_pass_bandwidth(const Machine& mc, size_t payload_bytes, int workers) {
+  if (payload_bytes <= mc.l2 / 2) return mc.bw.l2;
+  if (payload_bytes <= mc.l3) return mc.bw.l3;
+  return mc.bw.dram * (workers > 1 ? 1.25 : 1.0) / workers;
+}
+
+// Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
+// block after the first reads the column tile again: from L2 or L3 while the tiles of all
+// workers fit there (prefetched, hidden behind the arithmetic), from DRAM otherwise (measured:
+// not hidden). Half of L3 counts: the LHS, the outputs and the neighbours use the rest.
+struct TaskModel {
+  double per_col;   // compute cycles per column
+  double per_call;  // cycles per column tile (kernel calls, LHS re-reads)
+  int blocks;
+};
+TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, int r1) {
+  TaskModel t{0.0, 0.0, 0};
+  const size_t k = size_t(g.groups) * g.group_size;
   for (int i = 0; i < mix.num; ++i) {
     const Segment& s = mix.seg[i];
     const int mr = s.kernel->mr;
-    for (int r = 0; r < s.rows; r += mr) {
-      const size_t rows = size_t(std::min(mr, s.rows - r));
-      compute += compute_cycles(*s.kernel, u, {rows, size_t(g.n_padded), size_t(g.groups) * g.group_size,
-                                               g.panel_bytes * g.panels});
-      // call overhead is per tile, not per block: compute_cycles charged it once.
-      compute += s.kernel->cost.call * double(col_tiles - 1);
-      ++blocks_total;
+    const int lo = std::max(r0, s.row_begin), hi = std::min(r1, s.row_begin + s.rows);
+    for (int r = lo; r < hi; r += mr) {
+      const size_t rows = size_t(std::min(mr, hi - r));
+      t.per_col += compute_cycles(*s.kernel, u, {rows, 1, k, size_t(g.group_size)});
+      t.per_call += call_cycles(*s.kernel, u, size_t(mr) * k);
+      ++t.blocks;
     }
   }
-  const double payload = double(g.panel_bytes) * g.panels;
-  // Every block after the first in a task re-reads the column tile: from L2 if it fits.
-  const double blocks_per_task = double(blocks_total) / double(row_tiles);
-  reread_bytes = payload * double(row_tiles) * std::max(0.0, blocks_per_task - 1.0);
-  const double first_bytes = payload * double(row_tiles);
+  return t;
+}
+
+// Estimated nanoseconds for running `mix` over all m rows with the given tiling: each task's
+// cycles, the tasks list-scheduled in pthreadpool's order on the workers, plus half the
+// largest task (a worker that starts late or is interrupted can only be covered by others
+// when tasks are small).
+double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine& mc, int m,
+                int col_tile, int row_tile) {
+  const int col_tiles = (g.n_padded + col_tile - 1) / col_tile;
+  const int row_tiles = (m + row_tile - 1) / row_tile;
+  const size_t tasks = size_t(col_tiles) * size_t(row_tiles);
   const int workers = int(std::min<size_t>(size_t(mc.threads), tasks));
-  const double imbalance = double((tasks + workers - 1) / workers) * workers / double(tasks);
-  const double compute_time = compute / workers * imbalance;
-  const double reread_bw = tile_fits_l2 ? mc.bw.l2 * workers : main_bandwidth(mc, size_t(payload));
-  const double memory_time =
-      first_bytes / main_bandwidth(mc, size_t(payload)) + reread_bytes / reread_bw;
-  // Ties go to the candidate that computes and moves less (AVX-VNNI over AVX2 when both are
-  // memory-bound; one 4-row block over two 1-row passes when both are compute-bound): it
-  // leaves more slack, and wins whenever the estimate's cache assumption is off.
-  return (std::max(compute_time, memory_time) + 1e-3 * (compute_time + memory_time)) / kGHz;
+  const double payload = double(g.panel_bytes) * g.panels;
+  const double col_bytes = double(g.panel_bytes) / g.nr;
+  const double first_bw = first_pass_bandwidth(mc, size_t(payload), workers);
+  const double tile_bytes = col_bytes * col_tile;
+  const bool reread_cached = tile_bytes * workers <= double(mc.l3) / 2;
+  const double reread_bw = tile_bytes <= double(mc.l2) / 2 ? mc.bw.l2 : reread_cached ? mc.bw.l3 : first_bw;
+  constexpr double kTaskCycles = 500.0;  // dispatch of one pthreadpool task
+  auto task_cycles = [&](const TaskModel& t, int cols) {
+    const double compute = t.per_col * cols + t.per_call;
+    const double first = col_bytes * cols / first_bw;
+    const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
+    return kTaskCycles + (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
+  };
+  // pthreadpool hands each worker an equal contiguous range of tasks and lets it steal from
+  // the others' ends: greedy list scheduling in task order is close to that.
+  double load[64] = {};
+  const int slots = std::min(workers, 64);
+  double total = 0.0, largest = 0.0, arithmetic = 0.0;
+  for (int rt = 0; rt < row_tiles; ++rt) {
+    const TaskModel tm = task_model(mix, u, g, rt * row_tile, std::min(m, (rt + 1) * row_tile));
+    const double full = task_cycles(tm, col_tile);
+    const double last = task_cycles(tm, g.n_padded - (col_tiles - 1) * col_tile);
+    largest = std::max({largest, full, last});
+    arithmetic += tm.per_col * g.n_padded;
+    total += full * (col_tiles - 1) + last;
+    if (tasks > size_t(64 * slots)) continue;  // many small tasks: total / workers is exact enough
+    for (int ct = 0; ct < col_tiles; ++ct) {
+      double* w = std::min_element(load, load + slots);
+      *w += ct + 1 < col_tiles ? full : last;
+    }
+  }
+  const double makespan = tasks > size_t(64 * slots) ? total / workers : *std::max_element(load, load + slots);
+  const double straggle = workers > 1 ? 0.5 * largest : 0.0;
+  // Ties go to the candidate that computes less (AVX-VNNI over AVX2 when both are
+  // memory-bound): it leaves more slack, and wins whenever the cache assumption is off.
+  return (makespan + straggle + 1e-3 * arithmetic / workers) / kGHz;
 }
 
 std::string mix_name(const Mix& mix) {
