@@ -206,6 +206,19 @@ TEST(Cli, BenchAndRegretQuick) {
   r = run("regret --quick --reps 1 --json");
   ASSERT_EQ(r.status, 0);
   expect_json_with(r.out, {"cases", "n", "k", "m", "chosen", "best", "regret", "geomean", "worst"});
+  EXPECT_EQ(r.out.find("\"options\""), std::string::npos) << "options only with --all";
+}
+
+TEST(Cli, RegretOneCaseWithEveryOption) {
+  Result r = run("regret --n 256 --k 512 --m 5 --reps 1 --all --json");
+  ASSERT_EQ(r.status, 0);
+  expect_json_with(r.out, {"cases", "options", "name", "est_ms", "ms", "regret", "geomean", "worst"});
+  EXPECT_NE(r.out.find("\"n\":256"), std::string::npos);
+  EXPECT_NE(r.out.find("\"m\":5"), std::string::npos);
+  EXPECT_EQ(r.out.find("\"m\":1,"), std::string::npos) << "only the asked m";
+  r = run("regret --n 256 --m 5", "", true);
+  EXPECT_EQ(r.status, 2) << "--n without --k";
+  EXPECT_NE(r.out.find("--k"), std::string::npos) << r.out;
 }
 
 }  // namespace
