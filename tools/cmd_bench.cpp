@@ -1,5 +1,5 @@
 // `lowbit bench`: the shape suite, comparing in one run lowbit's selected plan, the scalar
-// reference kernel, OpenBLAS f32 and oneDNN int8, with interleaved medians.
+// reference kernel, OpenBLAS f32 and oneDNN int8, by medians (timing.h: contender_medians).
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -95,7 +95,7 @@ int cmd_bench(int argc, char** argv) {
             std::vector<std::function<void()>> fns = {[&] { pw.linear(m, w.x.data(), y.data(), opt); }};
             if (base.first == 0) fns.push_back([&] { openblas_linear(m, n, k, w.x.data(), wf.data(), y.data(), threads); });
             if (dnn) fns.push_back([&] { dnn->run(); });
-            const std::vector<double> t = interleaved_medians(fns, reps);
+            const std::vector<double> t = contender_medians(fns, reps, threads);
             if (base.first == 0) base.first = t[1];
             if (dnn) base.second = t[2];
             const ExecPlan plan = make_plan(default_registry(), host_profile(), pw.impl().buf.header, m, threads);
@@ -129,7 +129,9 @@ int cmd_bench(int argc, char** argv) {
     std::printf("%s\n", j.str().c_str());
     return 0;
   }
-  std::printf("lowbit bench: medians of %d interleaved runs; reference = scalar kernel on 64 columns, scaled\n%s\n",
+  std::printf("lowbit bench: medians of %d runs (interleaved at 1 thread; at more, one contender after another,\n"
+              "after a pause that lets the others' worker threads stop spinning); reference = scalar kernel\n"
+              "on 64 columns, scaled\n%s\n",
               reps, profile_text(host_profile()).c_str());
   std::vector<std::vector<std::string>> table = {{"n x k", "m", "T", "bits", "g", "lowbit ms", "GOPS", "x ref",
                                                   "x BLAS", "x oneDNN", "GB/s", "stream", "kernels"}};

@@ -70,16 +70,16 @@ LayerResult run_layer(const Layer& L, int bits, int group, int threads, int pref
     }
   r.rel_err = std::sqrt(num / std::max(den, 1e-30));
 
-  const auto t1 = interleaved_medians(
+  const auto t1 = contender_medians(
       {[&] { pw.linear(1, x.data(), y.data(), opt); },
        [&] { openblas_linear(1, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
-      9);
+      9, threads);
   r.decode_ns = t1[0];
   r.decode_blas_ns = t1[1];
-  const auto t2 = interleaved_medians(
+  const auto t2 = contender_medians(
       {[&] { pw.linear(prefill_m, x.data(), y.data(), opt); },
        [&] { openblas_linear(prefill_m, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
-      3);
+      3, threads);
   r.prefill_ns = t2[0];
   r.prefill_blas_ns = t2[1];
   return r;
@@ -159,8 +159,10 @@ int cmd_run(int argc, char** argv) {
                     fmt(pre_blas * 1e-6 * model->blocks / prefill_m, 3), fmt(pre_blas / pre, 1)});
     print_table(rows);
     std::printf("\nexact: lowbit equals the scalar reference bit for bit on a 3x64 sample; err: relative RMS\n"
-                "error against float math on unquantized activations. Times are medians of interleaved\n"
-                "runs; x = OpenBLAS f32 time / lowbit time. Per-token prefill is per row of the batch.\n");
+                "error against float math on unquantized activations. Times are medians (interleaved at one\n"
+                "thread; at more, one after the other with a pause so neither library's spinning workers\n"
+                "take the other's cores); x = OpenBLAS f32 time / lowbit time. Per-token prefill is per\n"
+                "row of the batch.\n");
   }
   bool all_exact = true;
   for (const LayerResult& r : results) all_exact &= r.exact;

@@ -1,10 +1,12 @@
-// Timing for the CLI's measurements: contenders run interleaved (A B A B ...) in one process
-// and are compared by their medians, because these machines are shared and noisy.
+// Timing for the CLI's measurements: contenders run in one process and are compared by their
+// medians, interleaved (A B A B ...) when each uses one thread, because these machines are
+// shared and noisy.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <thread>
 #include <vector>
 
 namespace lowbit::cli {
@@ -33,6 +35,33 @@ inline std::vector<double> interleaved_medians(const std::vector<std::function<v
   std::vector<double> out;
   for (auto& v : t) out.push_back(median(v));
   return out;
+}
+
+// Median nanoseconds per call of each contender, timed one contender after another (a warm-up
+// call, then all reps), after a pause: OpenBLAS, oneDNN's OpenMP and pthreadpool keep their
+// workers spinning for a while after a call, and on a machine with few cores a spinning pool
+// steals the cores of whoever runs next. Interleaving would time that contention.
+inline std::vector<double> settled_medians(const std::vector<std::function<void()>>& fns, int reps) {
+  std::vector<double> out;
+  for (const auto& f : fns) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    f();
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      const double t0 = now_ns();
+      f();
+      t.push_back(now_ns() - t0);
+    }
+    out.push_back(median(t));
+  }
+  return out;
+}
+
+// Contenders that may use several threads each (lowbit vs the baselines): one thread each can
+// share the noise by interleaving; several cannot (see settled_medians).
+inline std::vector<double> contender_medians(const std::vector<std::function<void()>>& fns, int reps,
+                                             int threads) {
+  return threads > 1 ? settled_medians(fns, reps) : interleaved_medians(fns, reps);
 }
 
 // Runs `fn` until at least `min_ns` passed (at least once) and returns the mean per call:
