@@ -38,18 +38,22 @@ has_isa() {  # isa cpu
     smmla:cortex-a53 | smmla:cortex-a55 | smmla:neoverse-n1 | sdot:cortex-a53) return 1 ;;
   esac
 }
+# The row's cells after its first columns: "cycles (MAC/cycle)" per CPU, "-" without the ISA.
+cells() {  # isa loop-file macs
+  local line="" cpu c
+  for cpu in "${cpus[@]}"; do
+    has_isa "$1" "$cpu" || { line+=" - |"; continue; }
+    c=$(cycles "$2" "$cpu")
+    if [ -n "$c" ]; then line+=" $c ($(awk -v m="$3" -v c="$c" 'BEGIN{printf "%.1f", m / c}')) |"; else line+=" n/a |"; fi
+  done
+  echo "$line"
+}
 echo "| loop | bits | MACs/iter | instr | $(printf '%s cyc (MAC/cyc) | ' "${cpus[@]}")"
 echo "|---|---|---|---|$(printf -- '---|%.0s' "${cpus[@]}")"
 for ref in sdot:16:64 smmla:16:128; do  # name:count:MACs x 4
   IFS=: read -r name n per <<<"$ref"
   macs=$((n * per / 4))  # sdot: 16 MACs, smmla: 32
-  line="| $n x $name, independent (peak) | - | $macs | $n |"
-  for cpu in "${cpus[@]}"; do
-    has_isa "$name" "$cpu" || { line+=" - |"; continue; }
-    c=$(cycles "$out/ref_$name.s" "$cpu")
-    if [ -n "$c" ]; then line+=" $c ($(awk -v m=$macs -v c="$c" 'BEGIN{printf "%.1f", m / c}')) |"; else line+=" n/a |"; fi
-  done
-  echo "$line"
+  echo "| $n x $name, independent (peak) | - | $macs | $n |$(cells "$name" "$out/ref_$name.s" "$macs")"
 done
 for isa in neon dotprod i8mm; do
   for mr in 1 4; do
@@ -58,13 +62,7 @@ for isa in neon dotprod i8mm; do
       loop="$out/$fn.s"
       python3 bench/arm_mca/extract_loop.py "$out/mca_$isa.s" "$fn" >"$loop"
       macs=$((mr * 8 * 32))
-      line="| $fn | $bits | $macs | $(grep -c . "$loop") |"
-      for cpu in "${cpus[@]}"; do
-        has_isa "$isa" "$cpu" || { line+=" - |"; continue; }
-        c=$(cycles "$loop" "$cpu")
-        if [ -n "$c" ]; then line+=" $c ($(awk -v m=$macs -v c="$c" 'BEGIN{printf "%.1f", m / c}')) |"; else line+=" n/a |"; fi
-      done
-      echo "$line"
+      echo "| $fn | $bits | $macs | $(grep -c . "$loop") |$(cells "$isa" "$loop" "$macs")"
     done
   done
 done
