@@ -350,16 +350,23 @@ inline void wide_all(const Call& c, const UKernelArgs& a) {
   for (; p < np; ++p) wide_panel<T, S, 1, MR, SUB>(c, a, p, int(a.m));
 }
 
+// Calls f(Src<...>{}) with the stream format of `bits`: 2 and 4 bits unpack in registers, 8
+// bits are read as they are, the others come through the unpack buffer (UMAX bounds the sums).
+template <class F>
+inline void with_src(int bits, F&& f) {
+  switch (bits) {
+    case 2: return f(Src<2, 3>{});
+    case 4: return f(Src<4, 15>{});
+    case 8: return f(Src<8, 255>{});
+    case 1:
+    case 3: return f(Src<8, 7>{});
+    default: return f(Src<8, 127>{});
+  }
+}
+
 template <class T, int NP, int ROWS, int MR>
 inline void by_bits(const Call& c, const UKernelArgs& a) {
-  switch (c.g->bits) {
-    case 2: return all_panels<T, Src<2, 3>, NP, ROWS, MR>(c, a);
-    case 4: return all_panels<T, Src<4, 15>, NP, ROWS, MR>(c, a);
-    case 8: return all_panels<T, Src<8, 255>, NP, ROWS, MR>(c, a);
-    case 1:
-    case 3: return all_panels<T, Src<8, 7>, NP, ROWS, MR>(c, a);
-    default: return all_panels<T, Src<8, 127>, NP, ROWS, MR>(c, a);
-  }
+  with_src(c.g->bits, [&](auto s) { all_panels<T, decltype(s), NP, ROWS, MR>(c, a); });
 }
 
 template <int MR>
@@ -381,14 +388,7 @@ inline Call make_call(const GemmShape& shape, const UKernelArgs& a) {
 template <class T, int MR, int SUB, int NP>
 inline void gemm_wide(const GemmShape& shape, const UKernelArgs& a) {
   const Call c = make_call<MR>(shape, a);
-  switch (c.g->bits) {
-    case 2: return wide_all<T, Src<2, 3>, NP, MR, SUB>(c, a);
-    case 4: return wide_all<T, Src<4, 15>, NP, MR, SUB>(c, a);
-    case 8: return wide_all<T, Src<8, 255>, NP, MR, SUB>(c, a);
-    case 1:
-    case 3: return wide_all<T, Src<8, 7>, NP, MR, SUB>(c, a);
-    default: return wide_all<T, Src<8, 127>, NP, MR, SUB>(c, a);
-  }
+  with_src(c.g->bits, [&](auto s) { wide_all<T, decltype(s), NP, MR, SUB>(c, a); });
 }
 
 // The registered entry point of an MR-row kernel: rows of a partial block are not computed.
