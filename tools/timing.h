@@ -45,14 +45,7 @@ inline std::vector<double> settled_medians(const std::vector<std::function<void(
   std::vector<double> out;
   for (const auto& f : fns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    f();
-    std::vector<double> t;
-    for (int r = 0; r < reps; ++r) {
-      const double t0 = now_ns();
-      f();
-      t.push_back(now_ns() - t0);
-    }
-    out.push_back(median(t));
+    out.push_back(interleaved_medians({f}, reps)[0]);  // one contender: warm-up, then reps
   }
   return out;
 }
