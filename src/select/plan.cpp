@@ -52,12 +52,13 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
     const Segment& s = mix.seg[i];
     const int mr = s.kernel->mr;
     const int lo = std::max(r0, s.row_begin), hi = std::min(r1, s.row_begin + s.rows);
-    for (int r = lo; r < hi; r += mr) {
-      const size_t rows = size_t(std::min(mr, hi - r));
-      t.per_col += compute_cycles(*s.kernel, u, {rows, 1, k, size_t(g.group_size)});
-      t.per_call += call_cycles(*s.kernel, u, size_t(mr) * k);
-      ++t.blocks;
-    }
+    if (hi <= lo) continue;
+    // Whole blocks cost the same: one estimate for them, one for a partial last block.
+    const int full = (hi - lo) / mr, rest = (hi - lo) % mr;
+    t.per_col += full * compute_cycles(*s.kernel, u, {size_t(mr), 1, k, size_t(g.group_size)});
+    if (rest) t.per_col += compute_cycles(*s.kernel, u, {size_t(rest), 1, k, size_t(g.group_size)});
+    t.blocks += full + (rest ? 1 : 0);
+    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(*s.kernel, u, size_t(mr) * k);
   }
   return t;
 }
