@@ -33,10 +33,6 @@ Family expected_family(IsaSet isa) {
   return {"portable_n1k1s1", "__scalar"};  // LOWBIT_ISA=scalar
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 #define SKIP_UNLESS_ARM64()                                                   \
   if (kBuildArch != Arch::arm64) GTEST_SKIP() << "not an aarch64 build"; \
   static_cast<void>(0)
@@ -76,7 +72,7 @@ TEST(ArmSelection, PlannerPicksTheFamilyOfTheDetectedFeatures) {
           const UarchPlan& up = plan.per_uarch[0];
           ASSERT_GE(up.num_segments, 1) << what;
           for (int s = 0; s < up.num_segments; ++s)
-            EXPECT_TRUE(ends_with(up.seg[s].kernel->name, fam.suffix))
+            EXPECT_TRUE(test::ends_with(up.seg[s].kernel->name, fam.suffix))
                 << what << " m=" << m << ": " << up.seg[s].kernel->name;
           // From 4 rows on, the GEMM tile covers the full blocks; a single row is a GEMV.
           if (m >= 4) {

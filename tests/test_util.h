@@ -84,4 +84,8 @@ inline std::string first_difference(const float* a, const float* b, size_t n) {
   return "none";
 }
 
+inline bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 }  // namespace lowbit::test

@@ -9,6 +9,7 @@
 #include "registry/registry.h"
 #include "select/plan.h"
 #include "select/select_layout.h"
+#include "test_util.h"
 
 namespace lowbit {
 namespace {
@@ -36,10 +37,6 @@ Want expected(IsaSet isa) {
   return {"portable_n1k1s1", "qa8_qw_gemm_1x1c1__scalar", "qa8_qw_gemm_4x1c1__scalar", "__scalar"};
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // m rows on GEMM tiles of the expected tier: the first segment (mr >= 4) covers all full
 // blocks, a tail of a few rows may go to a smaller tile of the same tier.
 void expect_prefill(const UarchPlan& up, const Want& want, int m, const std::string& ctx) {
@@ -47,7 +44,7 @@ void expect_prefill(const UarchPlan& up, const Want& want, int m, const std::str
   EXPECT_GE(up.seg[0].kernel->mr, 4) << ctx << " " << up.seg[0].kernel->name;
   EXPECT_GE(up.seg[0].rows, m / up.seg[0].kernel->mr * up.seg[0].kernel->mr) << ctx;
   for (int i = 0; i < up.num_segments; ++i)
-    EXPECT_TRUE(ends_with(up.seg[i].kernel->name, want.tier)) << ctx << " " << up.seg[i].kernel->name;
+    EXPECT_TRUE(test::ends_with(up.seg[i].kernel->name, want.tier)) << ctx << " " << up.seg[i].kernel->name;
 }
 
 void check_profile(const CpuProfile& prof, const std::string& what) {
