@@ -3,8 +3,8 @@
 //    points at the ends of int8, long groups: the bounds of the exact int16 (AVX2) and uint8
 //    (column sums) partial sums, which random data never reaches;
 //  * the kernels this machine cannot execute (AVX-512 VNNI, AVX-VNNI), run through SIMDe
-//    emulation (x86_emulated_kernels.cpp, when libsimde-dev is installed), with the registry's
-//    descriptors and the emulated function swapped in.
+//    emulation (x86_emulated/: one generated TU per kernel, when libsimde-dev is installed),
+//    with the registry's descriptors and the emulated function swapped in.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -14,36 +14,22 @@
 #include "kernels/x86/kernels.h"
 #include "ops/linear.h"
 #include "ops/thread_pool.h"
+#if LOWBIT_HAVE_SIMDE
+#include "x86_emulated/registry.h"
+#endif
 #include "registry/registry.h"
 #include "test_util.h"
 #include "util/error.h"
 
 namespace lowbit {
 #if LOWBIT_HAVE_SIMDE
-void emu_qa8_qw_gemm_1x16c4__avx512vnni(const GemmShape&, const UKernelArgs&);
-void emu_qa8_qw_gemm_4x16c4__avx512vnni(const GemmShape&, const UKernelArgs&);
-void emu_qa8_qw_gemm_1x8c4__avxvnni(const GemmShape&, const UKernelArgs&);
-void emu_qa8_qw_gemm_4x8c4__avxvnni(const GemmShape&, const UKernelArgs&);
-void emu_qa8_qw_gemm_16x16c4__avx512vnni(const GemmShape&, const UKernelArgs&);
-void emu_qa8_qw_gemm_16x8c4__avxvnni(const GemmShape&, const UKernelArgs&);
+std::vector<EmulatedFn>& emulated_kernels() {
+  static std::vector<EmulatedFn> kernels;
+  return kernels;
+}
 #endif
 
 namespace {
-
-#if LOWBIT_HAVE_SIMDE
-struct Emulated {
-  const char* name;
-  UKernelFn fn;
-};
-const Emulated kEmulated[] = {
-    {"qa8_qw_gemm_1x16c4__avx512vnni", emu_qa8_qw_gemm_1x16c4__avx512vnni},
-    {"qa8_qw_gemm_4x16c4__avx512vnni", emu_qa8_qw_gemm_4x16c4__avx512vnni},
-    {"qa8_qw_gemm_1x8c4__avxvnni", emu_qa8_qw_gemm_1x8c4__avxvnni},
-    {"qa8_qw_gemm_4x8c4__avxvnni", emu_qa8_qw_gemm_4x8c4__avxvnni},
-    {"qa8_qw_gemm_16x16c4__avx512vnni", emu_qa8_qw_gemm_16x16c4__avx512vnni},
-    {"qa8_qw_gemm_16x8c4__avxvnni", emu_qa8_qw_gemm_16x8c4__avxvnni},
-};
-#endif
 
 // The registered kernel, or its emulated twin when this CPU cannot run it.
 KernelDesc emulated(const char* name) {
@@ -53,7 +39,7 @@ KernelDesc emulated(const char* name) {
   if (host_profile().isa.contains(kd->requires)) return e;
   e.fn = nullptr;
 #if LOWBIT_HAVE_SIMDE
-  for (const Emulated& em : kEmulated)
+  for (const EmulatedFn& em : emulated_kernels())
     if (std::string(name) == em.name) e.fn = em.fn;
 #endif
   return e;

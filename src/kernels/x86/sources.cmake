@@ -3,15 +3,21 @@ set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c" CACHE INTERNAL "")
 set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni" CACHE INTERNAL "")
 set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni" CACHE INTERNAL "")
 
-lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}"
+set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemm_1x8c4__avx2.cpp
   kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp
   kernels/x86/avx2/qa8_qw_gemm_16x8c4__avx2.cpp)
-lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}"
+set(avxvnni_kernels
   kernels/x86/avxvnni/qa8_qw_gemm_1x8c4__avxvnni.cpp
   kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp
   kernels/x86/avxvnni/qa8_qw_gemm_16x8c4__avxvnni.cpp)
-lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}"
+set(avx512vnni_kernels
   kernels/x86/avx512vnni/qa8_qw_gemm_1x16c4__avx512vnni.cpp
   kernels/x86/avx512vnni/qa8_qw_gemm_4x16c4__avx512vnni.cpp
   kernels/x86/avx512vnni/qa8_qw_gemm_16x16c4__avx512vnni.cpp)
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}" ${avx2_kernels})
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}" ${avxvnni_kernels})
+lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}" ${avx512vnni_kernels})
+# The kernels a CPU may lack, which the tests also run through SIMDe (tests/CMakeLists.txt).
+# Each file defines one kernel named like the file.
+set(LOWBIT_X86_EMULATED_KERNELS ${avxvnni_kernels} ${avx512vnni_kernels} CACHE INTERNAL "")

@@ -1,6 +1,10 @@
-// The AVX-512 VNNI and AVX-VNNI kernels compiled a second time for the baseline ISA, with
-// SIMDe (libsimde-dev) standing in for the intrinsics: lets test_x86_emulated check their
-// logic bit for bit on machines without those ISAs. Renamed so they never meet the real ones.
+// Included first by every generated emulation TU (tests/CMakeLists.txt): an AVX-512 VNNI or
+// AVX-VNNI kernel file compiled a second time for the baseline ISA, with SIMDe
+// (libsimde-dev) standing in for the intrinsics, so test_x86_kernels checks its logic bit for
+// bit on machines without that ISA. The TU renames the kernel (emu_ prefix) so it never meets
+// the real one, and registers it with emulated_kernels().
+#pragma once
+
 #include <immintrin.h>  // first: SIMDe's aliases below must not rewrite GCC's own header
 
 #define SIMDE_ENABLE_NATIVE_ALIASES
@@ -71,16 +75,4 @@ inline Vec fmadd(Vec a, Vec b, Vec c) {
 #define _mm512_maskz_loadu_ps emu::maskz_loadu_ps
 #define _mm512_mask_storeu_ps emu::mask_storeu_ps
 
-#define qa8_qw_gemm_1x16c4__avx512vnni emu_qa8_qw_gemm_1x16c4__avx512vnni
-#define qa8_qw_gemm_4x16c4__avx512vnni emu_qa8_qw_gemm_4x16c4__avx512vnni
-#define qa8_qw_gemm_1x8c4__avxvnni emu_qa8_qw_gemm_1x8c4__avxvnni
-#define qa8_qw_gemm_4x8c4__avxvnni emu_qa8_qw_gemm_4x8c4__avxvnni
-#define qa8_qw_gemm_16x16c4__avx512vnni emu_qa8_qw_gemm_16x16c4__avx512vnni
-#define qa8_qw_gemm_16x8c4__avxvnni emu_qa8_qw_gemm_16x8c4__avxvnni
-
-#include "kernels/x86/avx512vnni/qa8_qw_gemm_1x16c4__avx512vnni.cpp"
-#include "kernels/x86/avx512vnni/qa8_qw_gemm_4x16c4__avx512vnni.cpp"
-#include "kernels/x86/avxvnni/qa8_qw_gemm_1x8c4__avxvnni.cpp"
-#include "kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp"
-#include "kernels/x86/avx512vnni/qa8_qw_gemm_16x16c4__avx512vnni.cpp"
-#include "kernels/x86/avxvnni/qa8_qw_gemm_16x8c4__avxvnni.cpp"
+#include "x86_emulated/registry.h"
