@@ -12,12 +12,18 @@ all: build
 setup:
 	@bash scripts/setup.sh test
 
+configure = cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+
 build: setup
-	@cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+	@$(configure)
 	@cmake --build $(BUILD)
 
-# The main demonstration: model layers packed, explained, checked and timed.
-run: build
+# The main demonstration: model layers packed, explained, checked and timed. Builds only the
+# library and the command (the tests are `make test`'s).
+run:
+	@bash scripts/setup.sh run
+	@$(configure)
+	@cmake --build $(BUILD) --target lowbit_cli
 	@./$(BUILD)/tools/lowbit run
 
 # The whole suite: native, sanitizers, the x86 CPU-model matrix, the aarch64 cross build.

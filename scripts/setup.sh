@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian packages lowbit needs, only those that are missing.
-# Usage: scripts/setup.sh [build|test|bench|cross]   (default: build)
+# Installs the Debian packages a command needs, only those that are missing.
+# Usage: scripts/setup.sh [build|run|test|bench|cross]   (default: build)
+#   build  the library and the lowbit command: compiler, CMake, cpuinfo, pthreadpool, zlib
+#   run    build + OpenBLAS (the f32 baseline `lowbit run` times next to lowbit)
+#   test   run + GoogleTest, SIMDe (emulated AVX-512 / AVX-VNNI kernels), qemu-user, oneDNN
+#          (the optional int8 baseline, so its configure path is tested)
+#   bench  run + Google Benchmark and oneDNN
+#   cross  the aarch64 cross compiler and qemu-user
 set -euo pipefail
-want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthreadpool-dev
-      libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libdnnl-dev
-      libsimde-dev)  # libsimde-dev: the x86 kernels this CPU lacks run emulated in tests
+want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthreadpool-dev)
 case "${1:-build}" in
   build) ;;
-  test)  want+=(qemu-user) ;;
-  bench) want+=(libdnnl-dev) ;;
+  run)   want+=(libopenblas-dev) ;;
+  test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user) ;;
+  bench) want+=(libopenblas-dev libdnnl-dev libbenchmark-dev) ;;
   cross) want+=(qemu-user g++-aarch64-linux-gnu) ;;
-  *) echo "setup.sh: unknown profile '$1' (build|test|bench|cross)" >&2; exit 2 ;;
+  *) echo "setup.sh: unknown profile '$1' (build|run|test|bench|cross)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${want[@]}"; do

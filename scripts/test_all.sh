@@ -8,7 +8,7 @@ t0=$(date +%s)
 
 configure_build() {  # dir, extra cmake args...
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DLOWBIT_BUILD_TESTS=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
 }
 
@@ -34,7 +34,7 @@ fi
 
 if [ "$stage" = all ] || [ "$stage" = tsan ]; then
   section "TSan build and concurrency tests"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread \
+  cmake -S . -B build-tsan -G Ninja -DLOWBIT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread \
     -DLOWBIT_BUILD_TOOLS=OFF -DLOWBIT_EMULATED_TESTS=OFF >/dev/null
   cmake --build build-tsan -j"$jobs" --target test_concurrency test_selection
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --no-tests=error -L concurrency)

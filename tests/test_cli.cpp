@@ -100,6 +100,16 @@ TEST(Cli, UsageAndBadArgumentsExitTwo) {
   EXPECT_EQ(run("inspect").status, 2);
 }
 
+TEST(Cli, HelpPrintsUsageAndExitsZero) {
+  for (const char* args : {"--help", "-h", "help", "info --help", "explain --help", "run -h",
+                           "pack --help", "inspect --help", "bench --help", "regret --help",
+                           "explain --n 64 --help"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 0) << args;
+    EXPECT_EQ(r.out.rfind("usage: lowbit", 0), 0u) << args << ": " << r.out;
+  }
+}
+
 TEST(Cli, IsaCapIsHonouredAndABadOneIsAnError) {
   EXPECT_EQ(run("info", "LOWBIT_ISA=bogus").status, 1);
   const Result r = run("explain --n 256 --k 256 --m 4 --bits 4 --group 32 --json", "LOWBIT_ISA=scalar");

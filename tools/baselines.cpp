@@ -1,17 +1,36 @@
 #include "baselines.h"
 
-#include <cblas.h>
-#include <omp.h>
-
 #include <cstdint>
 #include <cstring>
 #include <functional>
+
+#if LOWBIT_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+#if LOWBIT_HAVE_ONEDNN
+#include <omp.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 #include "timing.h"
+#include "util/error.h"
 
 namespace lowbit::cli {
 
+bool have_openblas() { return LOWBIT_HAVE_OPENBLAS; }
+bool have_onednn() { return LOWBIT_HAVE_ONEDNN; }
+
+std::string missing_baselines() {
+  std::string names, pkgs;
+  if (!have_openblas()) names += "OpenBLAS", pkgs += " libopenblas-dev";
+  if (!have_onednn()) names += names.empty() ? "oneDNN" : " and oneDNN", pkgs += " libdnnl-dev";
+  if (names.empty()) return "";
+  return "this build has no " + names + " baseline (apt-get install" + pkgs +
+         ", then reconfigure with LOWBIT_BASELINES=AUTO or ON)";
+}
+
+#if LOWBIT_HAVE_OPENBLAS
 void openblas_linear(int m, int n, int k, const float* x, const float* w, float* y, int threads) {
   openblas_set_num_threads(threads);
   if (m == 1)
@@ -19,7 +38,13 @@ void openblas_linear(int m, int n, int k, const float* x, const float* w, float*
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, 0.0f, y, n);
 }
+#else
+void openblas_linear(int, int, int, const float*, const float*, float*, int) {
+  fail(Status::unsupported, missing_baselines());
+}
+#endif
 
+#if LOWBIT_HAVE_ONEDNN
 struct OneDnnMatmul::Impl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
@@ -73,6 +98,13 @@ bool OneDnnMatmul::available() {
     return false;
   }
 }
+#else
+struct OneDnnMatmul::Impl {};
+OneDnnMatmul::OneDnnMatmul(int, int, int, int) { fail(Status::unsupported, missing_baselines()); }
+OneDnnMatmul::~OneDnnMatmul() = default;
+void OneDnnMatmul::run() {}
+bool OneDnnMatmul::available() { return false; }
+#endif
 
 namespace {
 

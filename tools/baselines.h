@@ -3,11 +3,18 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace lowbit::cli {
 
-// y[m,n] = x[m,k] · w[n,k]^T in f32 with OpenBLAS (sgemv for m = 1).
+// Which baselines this build has (LOWBIT_BASELINES at configure time).
+bool have_openblas();
+bool have_onednn();
+// "" when the build has every baseline; else one line naming the missing ones and how to add them.
+std::string missing_baselines();
+
+// y[m,n] = x[m,k] · w[n,k]^T in f32 with OpenBLAS (sgemv for m = 1). Only when have_openblas().
 void openblas_linear(int m, int n, int k, const float* x, const float* w, float* y, int threads);
 
 // oneDNN int8 matmul: u8 activations (with a zero point) × s8 weights → f32, per-column
@@ -17,6 +24,7 @@ class OneDnnMatmul {
   OneDnnMatmul(int m, int n, int k, int threads);
   ~OneDnnMatmul();
   void run();
+  // False when the build has no oneDNN, or it cannot run here.
   static bool available();
 
  private:

@@ -1,5 +1,6 @@
 // `lowbit bench`: the shape suite, comparing in one run lowbit's selected plan, the scalar
 // reference kernel, OpenBLAS f32 and oneDNN int8, by medians (timing.h: contender_medians).
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -93,11 +94,13 @@ int cmd_bench(int argc, char** argv) {
             std::unique_ptr<OneDnnMatmul> dnn;
             if (onednn && base.second == 0) dnn = std::make_unique<OneDnnMatmul>(m, n, k, threads);
             std::vector<std::function<void()>> fns = {[&] { pw.linear(m, w.x.data(), y.data(), opt); }};
-            if (base.first == 0) fns.push_back([&] { openblas_linear(m, n, k, w.x.data(), wf.data(), y.data(), threads); });
+            const bool blas = have_openblas() && base.first == 0;
+            if (blas) fns.push_back([&] { openblas_linear(m, n, k, w.x.data(), wf.data(), y.data(), threads); });
             if (dnn) fns.push_back([&] { dnn->run(); });
             const std::vector<double> t = contender_medians(fns, reps, threads);
-            if (base.first == 0) base.first = t[1];
-            if (dnn) base.second = t[2];
+            if (!have_openblas()) base.first = std::nan("");
+            else if (blas) base.first = t[1];
+            if (dnn) base.second = t[blas ? 2 : 1];
             const ExecPlan plan = make_plan(default_registry(), host_profile(), pw.impl().buf.header, m, threads);
             rows.push_back({n, k, m, threads, bits, group, plan_kernels_text(plan), t[0],
                             reference_ns(w, m, threads, std::max(1, reps / 3)), base.first, base.second,
@@ -109,7 +112,7 @@ int cmd_bench(int argc, char** argv) {
   auto gops = [](const Row& r, double ns) { return 2.0 * r.m * r.n * r.k / ns; };
   if (json) {
     Json j;
-    j.begin_object().field("profile", host_profile().to_spec()).field("reps", reps).field("onednn", onednn);
+    j.begin_object().field("profile", host_profile().to_spec()).field("reps", reps).field("openblas", have_openblas()).field("onednn", onednn);
     j.key("rows").begin_array();
     for (const Row& r : rows) {
       j.begin_object().field("n", r.n).field("k", r.k).field("m", r.m).field("threads", r.threads)
@@ -143,6 +146,7 @@ int cmd_bench(int argc, char** argv) {
                      r.m == 1 ? fmt(r.weight_bytes / r.lowbit_ns, 1) : "",
                      r.m == 1 ? fmt(r.stream_bps * 1e-9, 1) : "", r.kernels});
   print_table(table);
+  if (!missing_baselines().empty()) std::printf("\nn/a: %s.\n", missing_baselines().c_str());
   std::printf("\nx ref / x BLAS / x oneDNN: how many times faster lowbit is. GB/s: packed weight bytes read\n"
               "per second at m = 1; stream: the fastest plain read of the same number of bytes.\n"
               "oneDNN runs a per-channel int8 matmul (not groupwise): a speed reference only.\n");

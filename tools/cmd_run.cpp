@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "args.h"
 #include "baselines.h"
@@ -70,18 +71,17 @@ LayerResult run_layer(const Layer& L, int bits, int group, int threads, int pref
     }
   r.rel_err = std::sqrt(num / std::max(den, 1e-30));
 
-  const auto t1 = contender_medians(
-      {[&] { pw.linear(1, x.data(), y.data(), opt); },
-       [&] { openblas_linear(1, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
-      9, threads);
-  r.decode_ns = t1[0];
-  r.decode_blas_ns = t1[1];
-  const auto t2 = contender_medians(
-      {[&] { pw.linear(prefill_m, x.data(), y.data(), opt); },
-       [&] { openblas_linear(prefill_m, L.n, L.k, x.data(), wf.data(), y.data(), threads); }},
-      3, threads);
-  r.prefill_ns = t2[0];
-  r.prefill_blas_ns = t2[1];
+  // Each batch size: lowbit, and OpenBLAS next to it when this build has it (else NaN).
+  auto time_m = [&](int m, int reps, double* lowbit_ns, double* blas_ns) {
+    std::vector<std::function<void()>> fns = {[&] { pw.linear(m, x.data(), y.data(), opt); }};
+    if (have_openblas())
+      fns.push_back([&] { openblas_linear(m, L.n, L.k, x.data(), wf.data(), y.data(), threads); });
+    const std::vector<double> t = contender_medians(fns, reps, threads);
+    *lowbit_ns = t[0];
+    *blas_ns = have_openblas() ? t[1] : std::nan("");
+  };
+  time_m(1, 9, &r.decode_ns, &r.decode_blas_ns);
+  time_m(prefill_m, 3, &r.prefill_ns, &r.prefill_blas_ns);
   return r;
 }
 
@@ -158,6 +158,7 @@ int cmd_run(int argc, char** argv) {
                     fmt(pre * 1e-6 * model->blocks / prefill_m, 3),
                     fmt(pre_blas * 1e-6 * model->blocks / prefill_m, 3), fmt(pre_blas / pre, 1)});
     print_table(rows);
+    if (!have_openblas()) std::printf("\nBLAS columns: n/a, %s.\n", missing_baselines().c_str());
     std::printf("\nexact: lowbit equals the scalar reference bit for bit on a 3x64 sample; err: relative RMS\n"
                 "error against float math on unquantized activations. Times are medians (interleaved at one\n"
                 "thread; at more, one after the other with a pause so neither library's spinning workers\n"

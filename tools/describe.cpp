@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace lowbit::cli {
@@ -108,6 +109,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::string fmt(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";  // a baseline this build lacks, or nothing measured
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;

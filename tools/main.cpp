@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   }
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
+    for (int i = 2; i < argc; ++i)
+      if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+        std::fputs(kUsage, stdout);
+        return 0;
+      }
     try {
       return c.fn(argc - 2, argv + 2);
     } catch (const lowbit::cli::UsageError& e) {
