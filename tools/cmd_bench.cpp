@@ -1,5 +1,12 @@
 // `lowbit bench`: the shape suite, comparing in one run lowbit's selected plan, the scalar
 // reference kernel, OpenBLAS f32 and oneDNN int8, by medians (timing.h: contender_medians).
+// `lowbit bench --tails`: latency percentiles of one shape at 1 and N threads, optionally
+// while N busy processes compete for the cores.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -52,11 +59,114 @@ double reference_ns(const Workload& w, int m, int threads, int reps) {
   return t * double(w.problem.n) / slice;
 }
 
+// Processes that spin on a core each for as long as they live; killed (by pid) on destruction
+// and when lowbit dies.
+class BusyProcesses {
+ public:
+  explicit BusyProcesses(int count) {
+    for (int i = 0; i < count; ++i) {
+      const pid_t pid = fork();
+      if (pid < 0) throw Error(Status::internal, "fork failed for a busy process");
+      if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (volatile unsigned long spin = 0;; spin = spin + 1) {
+        }
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~BusyProcesses() {
+    for (pid_t pid : pids_) kill(pid, SIGKILL);
+    for (pid_t pid : pids_) waitpid(pid, nullptr, 0);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// Nearest-rank percentile of sorted samples.
+double percentile(const std::vector<double>& sorted, double q) {
+  const size_t rank = size_t(std::ceil(q * double(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// Latency percentiles of single calls at 1 and N threads. The two alternate in blocks (after
+// a pause that lets the other's workers stop spinning, and one untimed call), so both see the
+// same noise and the same load.
+int bench_tails(const Args& args) {
+  const bool json = args.flag("json"), quick = args.flag("quick");
+  const int all = int(host_profile().num_threads());
+  const int n = int(args.integer("n", 1, 1 << 20, quick ? 1024 : 4096));
+  const int k = int(args.integer("k", 16, 1 << 20, quick ? 1024 : 4096));
+  const int m = int(args.integer("m", 1, 1 << 16, 1));
+  const int bits = int(args.integer("bits", 1, 8, 4));
+  const int group = int(args.integer("group", 16, 1 << 20, 32));
+  const int calls = int(args.integer("calls", 10, 10000000, quick ? 200 : 10000));
+  const int threads = int(args.integer("threads", 1, 1024, all > 1 ? all : 2));
+  const int busy = int(args.integer("busy", 0, 64, 0));
+  const int block = std::min(calls, 500);
+  const Workload w = make_workload({n, k, bits, group, false, false}, m, 3);
+  const PackedWeights pw = PackedWeights::pack(n, k, bits, group, w.q.data(), w.scales.data(), nullptr, nullptr);
+  std::vector<float> y(size_t(m) * n);
+  const std::vector<int> thread_counts = threads > 1 ? std::vector<int>{1, threads} : std::vector<int>{1};
+  std::vector<std::vector<double>> samples(thread_counts.size());
+  {
+    const BusyProcesses load(busy);
+    for (int done = 0; done < calls; done += block)
+      for (size_t i = 0; i < thread_counts.size(); ++i) {
+        LinearOptions opt;
+        opt.num_threads = thread_counts[i];
+        settle();
+        pw.linear(m, w.x.data(), y.data(), opt);
+        for (int c = 0; c < std::min(block, calls - done); ++c) {
+          const double t0 = now_ns();
+          pw.linear(m, w.x.data(), y.data(), opt);
+          samples[i].push_back(now_ns() - t0);
+        }
+      }
+  }
+  struct Tail {
+    int threads;
+    double p50, p90, p99, max;
+  };
+  std::vector<Tail> tails;
+  for (size_t i = 0; i < thread_counts.size(); ++i) {
+    std::vector<double>& v = samples[i];
+    std::sort(v.begin(), v.end());
+    tails.push_back({thread_counts[i], percentile(v, 0.5), percentile(v, 0.9), percentile(v, 0.99), v.back()});
+  }
+  if (json) {
+    Json j;
+    j.begin_object().field("profile", host_profile().to_spec()).field("n", n).field("k", k).field("m", m)
+        .field("bits", bits).field("group", group).field("calls", calls).field("busy", busy);
+    j.key("tails").begin_array();
+    for (const Tail& t : tails)
+      j.begin_object().field("threads", t.threads).field("p50_us", t.p50 * 1e-3).field("p90_us", t.p90 * 1e-3)
+          .field("p99_us", t.p99 * 1e-3).field("max_us", t.max * 1e-3).end_object();
+    j.end_array().end_object();
+    std::printf("%s\n", j.str().c_str());
+    return 0;
+  }
+  std::printf("lowbit bench --tails: %dx%d m=%d %d-bit g%d, %d calls per thread count (blocks of %d,\n"
+              "alternating), %d busy process(es)\n%s\n",
+              n, k, m, bits, group, calls, block, busy, profile_text(host_profile()).c_str());
+  std::vector<std::vector<std::string>> table = {{"threads", "p50 us", "p90 us", "p99 us", "max us", "p99/p50"}};
+  for (const Tail& t : tails)
+    table.push_back({std::to_string(t.threads), fmt(t.p50 * 1e-3, 1), fmt(t.p90 * 1e-3, 1),
+                     fmt(t.p99 * 1e-3, 1), fmt(t.max * 1e-3, 1), fmt(t.p99 / t.p50, 2)});
+  print_table(table);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  const Args args(argc, argv, {"json", "quick"}, {"reps"});
+  const Args args(argc, argv, {"json", "quick", "tails"},
+                  {"reps", "n", "k", "m", "bits", "group", "calls", "threads", "busy"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  if (args.flag("tails")) return bench_tails(args);
+  for (const char* o : {"n", "k", "m", "bits", "group", "calls", "threads", "busy"})
+    if (args.has(o)) throw UsageError(std::string("--") + o + " goes with --tails");
   const bool quick = args.flag("quick"), json = args.flag("json");
   const int reps = int(args.integer("reps", 1, 1000, quick ? 3 : 7));
   const int all = int(host_profile().num_threads());

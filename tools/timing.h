@@ -37,14 +37,17 @@ inline std::vector<double> interleaved_medians(const std::vector<std::function<v
   return out;
 }
 
+// A pause after a multi-threaded contender: OpenBLAS, oneDNN's OpenMP and thread pools keep
+// their workers spinning for a while after a call, and on a machine with few cores a spinning
+// pool steals the cores of whoever runs next.
+inline void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+
 // Median nanoseconds per call of each contender, timed one contender after another (a warm-up
-// call, then all reps), after a pause: OpenBLAS, oneDNN's OpenMP and pthreadpool keep their
-// workers spinning for a while after a call, and on a machine with few cores a spinning pool
-// steals the cores of whoever runs next. Interleaving would time that contention.
+// call, then all reps), after a pause (settle). Interleaving would time the contention.
 inline std::vector<double> settled_medians(const std::vector<std::function<void()>>& fns, int reps) {
   std::vector<double> out;
   for (const auto& f : fns) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    settle();
     out.push_back(interleaved_medians({f}, reps)[0]);  // one contender: warm-up, then reps
   }
   return out;
