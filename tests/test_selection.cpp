@@ -273,7 +273,7 @@ std::atomic<int> g_next_query{0};
 // landed on alternating cores), so every call with two or more tasks exercises both, however
 // the pool happens to schedule them. The kernel then checks it runs on the core it was planned
 // for.
-uint32_t simulated_core(void*, uint32_t) {
+uint32_t simulated_core(void*) {
   t_uarch = g_next_query++ % 2;
   return uint32_t(t_uarch);
 }

@@ -53,7 +53,7 @@ double reference_ns(const Workload& w, int m, int threads, int reps) {
   plan.row_tile = (m + k->mr - 1) / k->mr * k->mr;
   plan.col_tile = 8;
   std::vector<float> y(size_t(m) * slice);
-  const pthreadpool_t pool = pool_for_threads(threads);
+  ThreadPool* const pool = pool_for_threads(threads);
   const double t = interleaved_medians(
       {[&] { execute_plan(plan, host_profile(), b, m, w.x.data(), y.data(), {}, pool, {}); }}, reps)[0];
   return t * double(w.problem.n) / slice;

@@ -63,7 +63,7 @@ int cmd_regret(int argc, char** argv) {
   if (args.has("n") != args.has("k")) throw UsageError("--n and --k go together");
   if (args.has("n")) shapes = {{int(args.integer("n", 1, 1 << 20)), int(args.integer("k", 16, 1 << 20))}};
   if (args.has("m")) ms = {int(args.integer("m", 1, 1 << 16))};
-  const pthreadpool_t pool = pool_for_threads(threads);
+  ThreadPool* const pool = pool_for_threads(threads);
   std::vector<Case> cases;
   size_t done = 0;
   for (const auto& [n, k] : shapes) {

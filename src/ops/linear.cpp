@@ -8,10 +8,11 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "cpu/current_core.h"
 #include "format/layouts.h"
-#include "ops/thread_pool.h"
+#include "ops/lhs_pack.h"
 #include "select/explain.h"
 #include "select/select_layout.h"
 #include "util/error.h"
@@ -28,95 +29,75 @@ bool log_select() {
 
 namespace {
 
-// Debian's pthreadpool is not built with TSan, so TSan cannot see the happens-before edges its
-// dispatch and join give; these annotations state them (no-ops in other builds).
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-inline void pool_handoff_release(void* job) { __tsan_release(job); }
-inline void pool_handoff_acquire(void* job) { __tsan_acquire(job); }
-#else
-inline void pool_handoff_release(void*) {}
-inline void pool_handoff_acquire(void*) {}
-#endif
+// One call as tasks: row tile x column tile, row-major over the grid. It holds copies of
+// everything a task reads except the weights, which `owner_` keeps alive (when there is one),
+// so a worker still late after the call returned reads nothing freed or reused under it: the
+// plan's kernels and segments, the geometry, the packed activations (per job, not per thread:
+// a job is prepared again only when idle()).
+class LinearJob final : public TaskJob {
+ public:
+  void prepare(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
+               const float* x, float* y, const LinearOptions& opt, UarchSource uarch_source,
+               std::shared_ptr<const void> owner);
+  uint32_t num_tasks() const { return uint32_t(row_tiles_ * col_tiles_); }
+  bool run(uint32_t t, float* scratch, bool rescue) override;
+  size_t scratch_floats(uint32_t t) const override;
+  void commit(uint32_t t, const float* scratch) override;
+  void on_last_out() override { owner_.reset(); }
 
-struct LhsRef {
-  LhsFormat format;
-  int row_begin = 0, rows = 0;
-  size_t offset = 0, block_bytes = 0;
-};
-
-struct Job {
-  const ExecPlan* plan;
-  const CpuProfile* profile;
-  const PackedBuffer* w;
-  GemmShape shape;
-  const uint8_t* lhs;
-  // lhs_of[u][s]: LHS of segment s of uarch plan u.
-  const LhsRef* lhs_of[kMaxUarchs][kMaxSegments];
-  float* y;
-  int m, n;
-  float clamp_min, clamp_max;
-  UarchSource uarch_source;
-};
-
-void run_task(Job* job, uint32_t pool_uarch, size_t r0, size_t c0, size_t rsize, size_t csize) {
-  // Each worker looks up its own core (Debian's pthreadpool is built without cpuinfo, so the
-  // index it passes is always the default).
-  const uint32_t u = job->uarch_source.fn ? job->uarch_source.fn(job->uarch_source.ctx, pool_uarch)
-                     : job->plan->num_uarchs > 1 ? current_core_uarch_index(*job->profile)
-                                                 : 0;
-  const uint32_t ui = u < uint32_t(job->plan->num_uarchs) ? u : 0;
-  const UarchPlan& up = job->plan->per_uarch[ui];
-  const PackedGeometry& g = job->w->geo;
-  const size_t n = std::min<size_t>(csize, size_t(job->n) - c0);
-  const float* bias = g.has_bias
-      ? reinterpret_cast<const float*>(job->w->payload() + g.bias_offset) + c0 : nullptr;
-  for (int s = 0; s < up.num_segments; ++s) {
-    const Segment& seg = up.seg[s];
-    const LhsRef& lr = *job->lhs_of[ui][s];
-    const size_t lo = std::max<size_t>(size_t(seg.row_begin), r0);
-    const size_t hi = std::min<size_t>(size_t(seg.row_begin + seg.rows), r0 + rsize);
-    for (size_t row = lo; row < hi; row += size_t(seg.kernel->mr)) {
-      const size_t block = (row - size_t(lr.row_begin)) / size_t(lr.format.mr);
-      UKernelArgs a;
-      a.m = std::min<size_t>(size_t(seg.kernel->mr), hi - row);
-      a.n = n;
-      a.lhs = job->lhs + lr.offset + block * lr.block_bytes;
-      a.rhs = job->w->payload() + (c0 / size_t(g.nr)) * g.panel_bytes;
-      a.bias = bias;
-      a.y = job->y + row * size_t(job->n) + c0;
-      a.y_stride = size_t(job->n);
-      a.clamp_min = job->clamp_min;
-      a.clamp_max = job->clamp_max;
-      seg.kernel->fn(job->shape, a);
-    }
+ private:
+  struct Tile {
+    size_t r0, c0, rows, cols;
+  };
+  struct SegmentRun {
+    UKernelFn fn;
+    size_t mr, row_begin, rows;
+    // Its packed activations: blocks of lhs_mr rows from row lhs_row_begin.
+    size_t lhs_offset, lhs_block_bytes, lhs_mr, lhs_row_begin;
+  };
+  struct UarchRun {
+    int num_segments = 0;
+    SegmentRun seg[kMaxSegments];
+  };
+  Tile tile(uint32_t t) const {
+    const size_t r0 = t / col_tiles_ * row_tile_, c0 = t % col_tiles_ * col_tile_;
+    return {r0, c0, std::min(row_tile_, m_ - r0), std::min(col_tile_, n_ - c0)};
   }
-}
 
-void task_2d(void* ctx, uint32_t uarch, size_t r0, size_t c0, size_t rsize, size_t csize) {
-  pool_handoff_acquire(ctx);
-  run_task(static_cast<Job*>(ctx), uarch, r0, c0, rsize, csize);
-  pool_handoff_release(ctx);
-}
+  UarchRun per_uarch_[kMaxUarchs];
+  int num_uarchs_ = 1;
+  PackedGeometry geo_;
+  GemmShape shape_{};
+  const uint8_t* payload_ = nullptr;
+  const float* bias_ = nullptr;
+  AlignedBuffer lhs_;
+  float* y_ = nullptr;
+  size_t m_ = 0, n_ = 0, row_tile_ = 1, col_tile_ = 1, row_tiles_ = 0, col_tiles_ = 0;
+  size_t rescue_cols_ = 1;  // a rescue checks whether it is still needed this often
+  float clamp_min_ = 0, clamp_max_ = 0;
+  UarchSource uarch_source_;
+  const CpuProfile* profile_ = nullptr;
+  std::shared_ptr<const void> owner_;
+};
 
-void task_2d_any(void* ctx, size_t r0, size_t c0, size_t rsize, size_t csize) {
-  task_2d(ctx, 0, r0, c0, rsize, csize);
-}
-
-}  // namespace
-
-void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
-                  const float* x, float* y, const LinearOptions& opt, pthreadpool_t pool,
-                  UarchSource uarch_source) {
-  const PackedGeometry& g = w.geo;
-  const int k = g.groups * g.group_size;
+void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w,
+                        int m, const float* x, float* y, const LinearOptions& opt,
+                        UarchSource uarch_source, std::shared_ptr<const void> owner) {
+  geo_ = w.geo;
+  const int k = geo_.groups * geo_.group_size;
+  shape_ = GemmShape{&geo_, k};
   // One LHS packing per distinct (format, rows) the per-uarch plans use.
+  struct LhsRef {
+    LhsFormat format;
+    int row_begin = 0, rows = 0;
+    size_t offset = 0, block_bytes = 0;
+  };
   LhsRef refs[kMaxUarchs * kMaxSegments];
   int num_refs = 0;
-  Job job;
   size_t total = 0;
-  for (int u = 0; u < plan.num_uarchs; ++u)
+  num_uarchs_ = plan.num_uarchs;
+  for (int u = 0; u < plan.num_uarchs; ++u) {
+    per_uarch_[u].num_segments = plan.per_uarch[u].num_segments;
     for (int s = 0; s < plan.per_uarch[u].num_segments; ++s) {
       const Segment& seg = plan.per_uarch[u].seg[s];
       int i = 0;
@@ -129,50 +110,120 @@ void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedB
         r.format = seg.kernel->lhs;
         r.row_begin = seg.row_begin;
         r.rows = seg.rows;
-        r.block_bytes = lhs_block_layout(r.format, size_t(k), size_t(g.groups)).block_bytes;
+        r.block_bytes = lhs_block_layout(r.format, size_t(k), size_t(geo_.groups)).block_bytes;
         r.offset = total;
         total += r.block_bytes * size_t((seg.rows + r.format.mr - 1) / r.format.mr);
       }
-      job.lhs_of[u][s] = &refs[i];
+      per_uarch_[u].seg[s] = {seg.kernel->fn, size_t(seg.kernel->mr), size_t(seg.row_begin),
+                              size_t(seg.rows), refs[i].offset, refs[i].block_bytes,
+                              size_t(refs[i].format.mr), size_t(refs[i].row_begin)};
     }
-  thread_local AlignedBuffer lhs;  // grows to the largest call, then reused
-  if (lhs.size() < total) lhs.resize(total);
+  }
+  if (lhs_.size() < total) lhs_.resize(total);
   for (int i = 0; i < num_refs; ++i)
-    pack_lhs(refs[i].format, size_t(refs[i].rows), size_t(k), size_t(g.group_size),
-             x + size_t(refs[i].row_begin) * k, size_t(k), lhs.data() + refs[i].offset);
+    pack_lhs(refs[i].format, size_t(refs[i].rows), size_t(k), size_t(geo_.group_size),
+             x + size_t(refs[i].row_begin) * k, size_t(k), lhs_.data() + refs[i].offset);
 
-  job.plan = &plan;
-  job.profile = &profile;
-  job.w = &w;
-  job.shape = GemmShape{&w.geo, k};
-  job.lhs = lhs.data();
-  job.y = y;
-  job.m = m;
-  job.n = g.n;
-  job.clamp_min = opt.has_clamp ? opt.clamp_min : -std::numeric_limits<float>::infinity();
-  job.clamp_max = opt.has_clamp ? opt.clamp_max : std::numeric_limits<float>::infinity();
-  job.uarch_source = uarch_source;
+  payload_ = w.payload();
+  bias_ = geo_.has_bias ? reinterpret_cast<const float*>(payload_ + geo_.bias_offset) : nullptr;
+  y_ = y;
+  m_ = size_t(m);
+  n_ = size_t(geo_.n);
+  row_tile_ = size_t(plan.row_tile);
+  col_tile_ = size_t(plan.col_tile);
+  row_tiles_ = (m_ + row_tile_ - 1) / row_tile_;
+  col_tiles_ = (n_ + col_tile_ - 1) / col_tile_;
+  rescue_cols_ = std::max(size_t(geo_.nr), col_tile_ / 4 / size_t(geo_.nr) * size_t(geo_.nr));
+  clamp_min_ = opt.has_clamp ? opt.clamp_min : -std::numeric_limits<float>::infinity();
+  clamp_max_ = opt.has_clamp ? opt.clamp_max : std::numeric_limits<float>::infinity();
+  uarch_source_ = uarch_source;
+  profile_ = &profile;
+  owner_ = std::move(owner);
+  const double tasks = double(num_tasks());
+  expected_task_ns = plan.per_uarch[0].est_ns * std::min(double(plan.threads), tasks) / tasks;
+}
+
+bool LinearJob::run(uint32_t t, float* scratch, bool rescue) {
+  // Each task looks up the core it runs on (a rescue may run on another kind of core than the
+  // task's first taker): tiles are whole tiles of every uarch's kernels.
+  const uint32_t u = uarch_source_.fn ? uarch_source_.fn(uarch_source_.ctx)
+                     : num_uarchs_ > 1 ? current_core_uarch_index(*profile_)
+                                       : 0;
+  const UarchRun& up = per_uarch_[u < uint32_t(num_uarchs_) ? u : 0];
+  const Tile tl = tile(t);
+  float* out = scratch ? scratch : y_ + tl.r0 * n_ + tl.c0;
+  const size_t stride = scratch ? tl.cols : n_;
+  const size_t step = rescue ? rescue_cols_ : tl.cols;
+  for (size_t c = 0; c < tl.cols; c += step) {
+    if (rescue && committed(t)) return false;
+    const size_t c0 = tl.c0 + c;
+    for (int s = 0; s < up.num_segments; ++s) {
+      const SegmentRun& seg = up.seg[s];
+      const size_t lo = std::max(seg.row_begin, tl.r0);
+      const size_t hi = std::min(seg.row_begin + seg.rows, tl.r0 + tl.rows);
+      for (size_t row = lo; row < hi; row += seg.mr) {
+        UKernelArgs a;
+        a.m = std::min(seg.mr, hi - row);
+        a.n = std::min(step, tl.cols - c);
+        a.lhs = lhs_.data() + seg.lhs_offset + (row - seg.lhs_row_begin) / seg.lhs_mr * seg.lhs_block_bytes;
+        a.rhs = payload_ + c0 / size_t(geo_.nr) * geo_.panel_bytes;
+        a.bias = bias_ ? bias_ + c0 : nullptr;
+        a.y = out + (row - tl.r0) * stride + c;
+        a.y_stride = stride;
+        a.clamp_min = clamp_min_;
+        a.clamp_max = clamp_max_;
+        seg.fn(shape_, a);
+      }
+    }
+  }
+  return true;
+}
+
+size_t LinearJob::scratch_floats(uint32_t t) const {
+  const Tile tl = tile(t);
+  return tl.rows * tl.cols;
+}
+
+void LinearJob::commit(uint32_t t, const float* scratch) {
+  const Tile tl = tile(t);
+  for (size_t r = 0; r < tl.rows; ++r)
+    std::memcpy(y_ + (tl.r0 + r) * n_ + tl.c0, scratch + r * tl.cols, tl.cols * sizeof(float));
+}
+
+// This thread's jobs: one is prepared again once no late worker holds it any more. A worker
+// holds one job at a time, so a thread never has more than 1 + (workers of every pool).
+LinearJob& idle_job() {
+  struct Jobs {
+    std::vector<LinearJob*> jobs;
+    ~Jobs() {
+      for (LinearJob* j : jobs) TaskJob::release(j);  // a late worker deletes its job itself
+    }
+  };
+  thread_local Jobs cache;
+  for (LinearJob* j : cache.jobs)
+    if (j->idle()) return *j;
+  cache.jobs.reserve(cache.jobs.size() + 1);
+  cache.jobs.push_back(new LinearJob);
+  return *cache.jobs.back();
+}
+
+}  // namespace
+
+void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
+                  const float* x, float* y, const LinearOptions& opt, ThreadPool* pool,
+                  UarchSource uarch_source, std::shared_ptr<const void> owner) {
+  LinearJob& job = idle_job();
+  const bool owned = owner != nullptr;
+  job.prepare(plan, profile, w, m, x, y, opt, uarch_source, pool ? std::move(owner) : nullptr);
   if (pool == nullptr) {
-    for (size_t r0 = 0; r0 < size_t(m); r0 += size_t(plan.row_tile))
-      for (size_t c0 = 0; c0 < size_t(g.n); c0 += size_t(plan.col_tile))
-        run_task(&job, 0, r0, c0, std::min<size_t>(size_t(plan.row_tile), size_t(m) - r0),
-                 std::min<size_t>(size_t(plan.col_tile), size_t(g.n) - c0));
+    for (uint32_t t = 0; t < job.num_tasks(); ++t) job.run(t, nullptr, false);
     return;
   }
-  pool_handoff_release(&job);
-  if (plan.num_uarchs > 1 || uarch_source.fn != nullptr) {
-    pthreadpool_parallelize_2d_tile_2d_with_uarch(
-        pool, task_2d, &job, 0, uint32_t(plan.num_uarchs - 1), size_t(m), size_t(g.n),
-        size_t(plan.row_tile), size_t(plan.col_tile), 0);
-  } else {
-    pthreadpool_parallelize_2d_tile_2d(pool, task_2d_any, &job, size_t(m), size_t(g.n),
-                                       size_t(plan.row_tile), size_t(plan.col_tile), 0);
-  }
-  pool_handoff_acquire(&job);
+  pool->run(job, job.num_tasks(), /*wait_for_workers=*/!owned);
 }
 
 void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float* x, float* y,
-                const LinearOptions& opt) {
+                const LinearOptions& opt, std::shared_ptr<const void> owner) {
   if (m < 1) fail(Status::invalid_argument, "m must be >= 1 (got ", m, ")");
   if (x == nullptr) fail(Status::invalid_argument, "x is NULL");
   if (y == nullptr) fail(Status::invalid_argument, "y is NULL");
@@ -184,8 +235,8 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
   }
   if (opt.num_threads > kMaxThreads)
     fail(Status::invalid_argument, "num_threads ", opt.num_threads, " exceeds ", kMaxThreads);
-  pthreadpool_t pool = ctx.pool;
-  int threads = pool ? int(pthreadpool_get_threads_count(pool))
+  ThreadPool* pool = ctx.pool;
+  int threads = pool ? pool->threads()
                      : (opt.num_threads > 0 ? opt.num_threads : int(ctx.profile->num_threads()));
   threads = std::max(threads, 1);
   if (pool == nullptr) pool = pool_for_threads(threads);
@@ -200,7 +251,7 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
     plan = ctx.cache ? ctx.cache->insert(fresh) : nullptr;
     if (plan == nullptr) plan = &fresh;
   }
-  execute_plan(*plan, *ctx.profile, w, m, x, y, opt, pool, ctx.uarch_source);
+  execute_plan(*plan, *ctx.profile, w, m, x, y, opt, pool, ctx.uarch_source, std::move(owner));
 }
 
 // ---- C++ API -------------------------------------------------------------------------------
@@ -298,7 +349,8 @@ PackedWeights PackedWeights::repack(std::string_view target) const {
 void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {
   const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
   RunContext ctx{&default_registry(), prof, &impl_->cache, nullptr, {}};
-  run_linear(ctx, impl_->buf, m, x, y, options);
+  // The weights outlive workers still late when the call returns: they hold impl_ too.
+  run_linear(ctx, impl_->buf, m, x, y, options, impl_);
 }
 
 }  // namespace lowbit

@@ -1,12 +1,14 @@
-// Running the operation: plan (cached), pack activations, split tasks over a thread pool and
-// call each worker's kernel for its own uarch.
+// Running the operation: plan (cached), pack activations, split tasks over lowbit's thread
+// pool (ops/thread_pool.h: a late worker does not hold the call) and call each thread's kernel
+// for its own uarch.
 #pragma once
 
-#include <pthreadpool.h>
+#include <memory>
 
 #include "cpu/profile.h"
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/thread_pool.h"
 #include "registry/registry.h"
 #include "select/plan.h"
 
@@ -20,7 +22,7 @@ struct PackedWeights::Impl {
 // Where a worker learns its uarch index. The default asks the calling core
 // (cpu/current_core.h); tests inject their own to simulate a heterogeneous machine.
 struct UarchSource {
-  uint32_t (*fn)(void* ctx, uint32_t pool_uarch_index) = nullptr;
+  uint32_t (*fn)(void* ctx) = nullptr;
   void* ctx = nullptr;
 };
 
@@ -28,18 +30,24 @@ struct RunContext {
   const Registry* registry;
   const CpuProfile* profile;
   PlanCache* cache = nullptr;   // nullptr: plan every call
-  pthreadpool_t pool = nullptr; // nullptr: a process-wide pool for `threads`
+  ThreadPool* pool = nullptr;   // nullptr: the process-wide pool for `threads`
   UarchSource uarch_source;
 };
 
-// Validates the arguments (Error(invalid_argument) naming the bad one) and runs.
+// Validates the arguments (Error(invalid_argument) naming the bad one) and runs; `owner` as
+// for execute_plan.
 void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float* x, float* y,
-                const LinearOptions& opt);
+                const LinearOptions& opt, std::shared_ptr<const void> owner = nullptr);
 
 // Executes an existing plan (no validation): used by run_linear and the regret tool.
+// With an `owner` that keeps `w` alive, the call returns as soon as y is complete: a worker
+// still late then keeps a reference to `owner` (and copies of the plan and the packed
+// activations) and never writes y; it may also still ask `uarch_source` and `profile` for its
+// core, so those must live as long as the process (host_profile() does). Without an owner,
+// the call also waits until its workers have left.
 void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
-                  const float* x, float* y, const LinearOptions& opt, pthreadpool_t pool,
-                  UarchSource uarch_source);
+                  const float* x, float* y, const LinearOptions& opt, ThreadPool* pool,
+                  UarchSource uarch_source, std::shared_ptr<const void> owner = nullptr);
 
 // True when LOWBIT_LOG names "select": fresh decisions are printed to stderr.
 bool log_select();
