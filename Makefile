@@ -5,7 +5,7 @@ CMAKE_ARGS ?=
 GEN        := -G Ninja
 
 .PHONY: all setup build run test test-native test-asan test-tsan test-qemu-x86 test-aarch64 \
-        bench cross-aarch64 install clean
+        bench fuzz cross-aarch64 install clean
 
 all: build
 
@@ -51,6 +51,11 @@ bench: setup
 	@cmake --build $(BUILD)-bench
 	@./$(BUILD)-bench/bench/bench_kernels --benchmark_repetitions=15 --benchmark_report_aggregates_only=true
 
+# Every libFuzzer harness (fuzz/) for FUZZ_SECONDS each: docs/fuzzing.md.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
 cross-aarch64:
 	@bash scripts/cross_aarch64.sh "$(PREFIX)"
 
@@ -58,4 +63,4 @@ install: build
 	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench build-aarch64
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench build-aarch64 build-fuzz

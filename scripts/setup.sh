@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a command needs, only those that are missing.
 # Usage: scripts/setup.sh [build|run|test|bench|cross]   (default: build)
-#   build  the library and the lowbit command: compiler, CMake, cpuinfo, pthreadpool, zlib
+#   build  the library and the lowbit command: compiler, CMake, cpuinfo, zlib
 #   run    build + OpenBLAS (the f32 baseline `lowbit run` times next to lowbit)
 #   test   run + GoogleTest, SIMDe (emulated AVX-512 / AVX-VNNI kernels), qemu-user, oneDNN
-#          (the optional int8 baseline, so its configure path is tested)
+#          (the optional int8 baseline, so its configure path is tested), clang-19 and its
+#          sanitizer and libFuzzer runtimes (the fuzz harnesses)
 #   bench  run + Google Benchmark and oneDNN
 #   cross  the aarch64 cross compiler and qemu-user
 set -euo pipefail
-want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthreadpool-dev)
+want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev)
 case "${1:-build}" in
   build) ;;
   run)   want+=(libopenblas-dev) ;;
-  test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user) ;;
+  test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user
+               clang-19 libclang-rt-19-dev) ;;
   bench) want+=(libopenblas-dev libdnnl-dev libbenchmark-dev) ;;
   cross) want+=(qemu-user g++-aarch64-linux-gnu) ;;
   *) echo "setup.sh: unknown profile '$1' (build|run|test|bench|cross)" >&2; exit 2 ;;

@@ -41,6 +41,11 @@ if [ "$stage" = all ] || [ "$stage" = tsan ]; then
   TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/test_selection --gtest_brief=1 --gtest_filter='PerCore.*'
 fi
 
+if [ "$stage" = all ] || [ "$stage" = fuzz ]; then
+  section "libFuzzer harnesses, 20 s each"
+  bash scripts/fuzz.sh 20
+fi
+
 if [ "$stage" = all ] || [ "$stage" = qemu-x86 ]; then
   section "x86 CPU-model matrix under qemu"
   bash scripts/test_qemu_x86.sh build
