@@ -1,7 +1,7 @@
 # Cross build for aarch64 Linux with Debian's g++-aarch64-linux-gnu; binaries run under
 # qemu-aarch64 (CMAKE_CROSSCOMPILING_EMULATOR, so gtest_discover_tests and try-runs work).
 #
-# The arm64 libraries lowbit links (cpuinfo, pthreadpool, zlib) and a cross-built GoogleTest
+# The arm64 libraries lowbit links (cpuinfo, zlib) and a cross-built GoogleTest
 # live in a sysroot unpacked from Debian's arm64 .debs (scripts/test_aarch64.sh makes it);
 # glibc and libstdc++ come from the cross toolchain under /usr/aarch64-linux-gnu.
 #   LOWBIT_AARCH64_SYSROOT  that sysroot (default: <source>/build-aarch64/sysroot)

@@ -12,7 +12,7 @@ stamp="$sysroot/.lowbit-sysroot-v4"
 [ -f "$stamp" ] && exit 0
 
 work="$(realpath -m "$sysroot/../aarch64-apt")"
-debs=(libcpuinfo0 libcpuinfo-dev libpthreadpool0 libpthreadpool-dev zlib1g zlib1g-dev
+debs=(libcpuinfo0 libcpuinfo-dev zlib1g zlib1g-dev
       libopenblas0-pthread libopenblas-pthread-dev libgfortran5   # the CLI's baselines:
       libdnnl2 libdnnl-dev)                                        # OpenBLAS and oneDNN
 echo "aarch64_sysroot.sh: downloading arm64 ${debs[*]} into $sysroot"

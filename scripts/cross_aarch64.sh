@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make cross-aarch64 PREFIX=<dir>`: cross-builds lowbit for aarch64 Linux and installs the
 # library (shared and static), headers, lowbit.pc, the CMake package and the lowbit CLI into
-# <dir>, together with the arm64 run-time libraries they need (cpuinfo, pthreadpool, zlib;
+# <dir>, together with the arm64 run-time libraries they need (cpuinfo, zlib;
 # OpenBLAS, libgfortran and oneDNN for the CLI), so <dir> works as is on an arm64 machine or
 # under qemu-aarch64. Then it cross-compiles docs/examples/cross_check.c against the
 # installed tree through pkg-config, exactly as docs/cross-aarch64.md shows, and runs it and
@@ -30,7 +30,7 @@ cmake --install "$build" >/dev/null
 
 # The arm64 run-time libraries lowbit and its CLI link, from the sysroot.
 multi="$sysroot/usr/lib/aarch64-linux-gnu"
-for so in libcpuinfo.so.0 libpthreadpool.so.0 libz.so.1 libopenblas.so.0 libgfortran.so.5 libdnnl.so.2; do
+for so in libcpuinfo.so.0 libz.so.1 libopenblas.so.0 libgfortran.so.5 libdnnl.so.2; do
   cp -L "$multi/$so" "$prefix/lib/$so"
 done
 echo "cross_aarch64.sh: installed into $prefix"

@@ -20,7 +20,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aar
 cmake --build "$build" -j"$(nproc)"
 t_build=$(date +%s)
 
-# Run-time libraries of the sysroot (cpuinfo, pthreadpool, OpenBLAS and its libgfortran) for
+# Run-time libraries of the sysroot (cpuinfo, OpenBLAS and its libgfortran) for
 # the guest's loader only; glibc and libstdc++ come from the cross toolchain's directory.
 qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu -E "LD_LIBRARY_PATH=$sysroot/usr/lib/aarch64-linux-gnu")
 # The CLI tests spawn the CLI through /bin/sh, which qemu-user cannot follow into an aarch64

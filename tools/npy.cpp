@@ -48,6 +48,14 @@ NpyMatrix read_npy_f32(const std::string& path) {
     fail(Status::invalid_argument, "'", path, "': expected a 2-D shape (n, k), header: ", header);
   if (rows < 1 || cols < 1 || rows > (1L << 30) || cols > (1L << 30) || rows * cols >= (1L << 31))
     fail(Status::invalid_argument, "'", path, "': shape (", rows, ", ", cols, ") out of range");
+  // The data must be there before it is allocated: a header alone may claim gigabytes.
+  const std::streamoff data_at = f.tellg();
+  f.seekg(0, std::ios::end);
+  const std::streamoff data_bytes = f.tellg() - data_at;
+  if (data_bytes < std::streamoff(rows * cols * 4))
+    fail(Status::invalid_argument, "'", path, "': truncated data (expected ", rows * cols, " floats, found ",
+         data_bytes, " bytes)");
+  f.seekg(data_at);
   NpyMatrix out;
   out.rows = int(rows);
   out.cols = int(cols);
