@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -13,8 +14,9 @@ namespace lowbit {
 
 namespace {
 
-constexpr uint32_t kClaimed = 1;   // a thread computes or committed the task into the output
+constexpr uint32_t kClaimed = 1;   // a thread computes the task into the output, or commits it
 constexpr uint32_t kRescuing = 2;  // a thread out of work re-executes it into scratch
+constexpr uint32_t kFlags = kClaimed | kRescuing;
 
 // How long an idle worker spins for the next call before it sleeps: calls of a model's
 // layers follow each other within microseconds; a futex wake-up costs tens.
@@ -53,41 +55,93 @@ struct ThreadPool::TaskTimes {
 };
 
 struct ThreadPool::Worker {
-  alignas(64) std::atomic<TaskJob*> job{nullptr};  // the mailbox: a call's job, with a reference
+  // The next job to join, with a reference. A worker still busy with an earlier call (a late
+  // one) takes it when done; a call replaces a job its worker has not taken yet.
+  alignas(64) std::atomic<TaskJob*> next{nullptr};
   std::atomic<bool> sleeping{false};
   std::mutex mutex;
   std::condition_variable wake;
   std::thread thread;
 };
 
-TaskJob::~TaskJob() = default;
+// ---- TaskJob: the per-call state the pool keeps in each job -------------------------------
 
-bool TaskJob::committed(uint32_t t) const {
-  return (tasks_[t].state.load(std::memory_order_relaxed) & kClaimed) != 0;
-}
+TaskJob::~TaskJob() = default;
 
 void TaskJob::release(TaskJob* job) {
   if (job->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete job;
 }
 
-void TaskJob::reset(uint32_t num_tasks) {
-  if (num_tasks > capacity_) {
-    tasks_.reset(new Task[num_tasks]);
-    capacity_ = num_tasks;
+void TaskJob::reset(uint32_t num_tasks, int participants) {
+  if (num_tasks > task_capacity_) {
+    tasks_.reset(new Task[num_tasks]);  // state 0: epoch 0, which no call uses
+    task_capacity_ = num_tasks;
   }
-  for (uint32_t t = 0; t < num_tasks; ++t) {
-    tasks_[t].state.store(0, std::memory_order_relaxed);
-    tasks_[t].started_ns.store(0, std::memory_order_relaxed);
+  if (participants > range_capacity_) {
+    ranges_.reset(new Range[size_t(participants)]);
+    range_capacity_ = participants;
   }
+  epoch_ += 1u << 2;
+  if (epoch_ == 0) epoch_ = 1u << 2;
   num_tasks_ = num_tasks;
-  next_.store(0, std::memory_order_relaxed);
-  remaining_.store(num_tasks, std::memory_order_relaxed);
+  num_ranges_ = participants;
+  call_start_ns_ = now_ns();
+  for (int p = 0; p < participants; ++p) {
+    const uint32_t begin = uint32_t(uint64_t(num_tasks) * uint32_t(p) / uint32_t(participants));
+    const uint32_t end = uint32_t(uint64_t(num_tasks) * uint32_t(p + 1) / uint32_t(participants));
+    ranges_[p].left.store(int32_t(end - begin), std::memory_order_relaxed);
+    ranges_[p].front.store(begin, std::memory_order_relaxed);
+    ranges_[p].back.store(end, std::memory_order_relaxed);
+    ranges_[p].committed.store(0, std::memory_order_relaxed);
+  }
 }
+
+bool TaskJob::take(int p, uint32_t* t) {
+  Range& own = ranges_[p];
+  if (own.left.fetch_sub(1, std::memory_order_relaxed) > 0) {
+    *t = own.front.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  for (int i = 1; i < num_ranges_; ++i) {
+    Range& other = ranges_[(p + i) % num_ranges_];
+    if (other.left.load(std::memory_order_relaxed) <= 0) continue;
+    if (other.left.fetch_sub(1, std::memory_order_relaxed) > 0) {
+      *t = other.back.fetch_sub(1, std::memory_order_relaxed) - 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t TaskJob::flags(uint32_t t) const {
+  const uint32_t s = tasks_[t].state.load(std::memory_order_acquire);
+  return (s & ~kFlags) == epoch_ ? s & kFlags : 0;
+}
+
+bool TaskJob::committed(uint32_t t) const { return (flags(t) & kClaimed) != 0; }
+
+bool TaskJob::set_flag(uint32_t t, uint32_t flag) {
+  std::atomic<uint32_t>& state = tasks_[t].state;
+  uint32_t s = state.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t now = (s & ~kFlags) == epoch_ ? s : epoch_;
+    if (now & flag) return false;
+    if (state.compare_exchange_weak(s, now | flag, std::memory_order_acq_rel, std::memory_order_relaxed))
+      return true;
+  }
+}
+
+bool TaskJob::all_committed() const {
+  uint32_t n = 0;
+  for (int p = 0; p < num_ranges_; ++p) n += ranges_[p].committed.load(std::memory_order_acquire);
+  return n == num_tasks_;
+}
+
+// ---- ThreadPool -----------------------------------------------------------------------------
 
 ThreadPool::ThreadPool(int threads) : num_workers_(std::max(threads, 1) - 1) {
   workers_.reset(new Worker[size_t(num_workers_)]);
-  for (int i = 0; i < num_workers_; ++i)
-    workers_[i].thread = std::thread([this, i] { worker_main(workers_[i]); });
+  for (int i = 0; i < num_workers_; ++i) workers_[i].thread = std::thread([this, i] { worker_main(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -99,60 +153,69 @@ ThreadPool::~ThreadPool() {
   for (int i = 0; i < num_workers_; ++i) workers_[i].thread.join();
 }
 
-void ThreadPool::commit_if_first(TaskJob& j, uint32_t t, const float* s) {
-  if (j.tasks_[t].state.fetch_or(kClaimed, std::memory_order_acq_rel) & kClaimed) return;
+void ThreadPool::commit_if_first(TaskJob& j, int p, uint32_t t, const float* s) {
+  if (!j.set_flag(t, kClaimed)) return;
   j.commit(t, s);
-  j.remaining_.fetch_sub(1, std::memory_order_release);
+  j.ranges_[p].committed.fetch_add(1, std::memory_order_release);
 }
 
-void ThreadPool::take_tasks(TaskJob& j, bool caller, TaskTimes& times) {
-  for (uint32_t t; (t = j.next_.fetch_add(1, std::memory_order_relaxed)) < j.num_tasks_;) {
-    TaskJob::Task& task = j.tasks_[t];
-    const uint64_t t0 = now_ns();
-    task.started_ns.store(t0, std::memory_order_relaxed);
-    if (caller) {
-      if (!(task.state.fetch_or(kClaimed, std::memory_order_acq_rel) & kClaimed)) {
+void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
+  uint64_t t0 = now_ns();
+  for (uint32_t t; j.take(p, &t);) {
+    j.tasks_[t].started_ns.store(t0, std::memory_order_relaxed);
+    if (p == 0) {
+      if (j.set_flag(t, kClaimed)) {
         j.run(t, nullptr, false);
-        j.remaining_.fetch_sub(1, std::memory_order_release);
+        j.ranges_[0].committed.fetch_add(1, std::memory_order_release);
       }
     } else {
       if (auto hook = g_worker_task_hook.load(std::memory_order_relaxed)) hook(t);
       float* s = scratch(j.scratch_floats(t));
-      if (j.run(t, s, false)) commit_if_first(j, t, s);
+      if (j.run(t, s, false)) commit_if_first(j, p, t, s);
     }
-    times.sum_ns += double(now_ns() - t0);
+    const uint64_t t1 = now_ns();
+    times.sum_ns += double(t1 - t0);
     ++times.count;
+    t0 = t1;
   }
 }
 
-void ThreadPool::rescue_late_tasks(TaskJob& j, bool caller, const TaskTimes& times) {
+void ThreadPool::rescue_late_tasks(TaskJob& j, int p, const TaskTimes& times) {
   const uint64_t idle_since = now_ns();
   const uint64_t patience = uint64_t(1.5 * times.mean_or(j.expected_task_ns));
-  while (j.remaining_.load(std::memory_order_acquire) != 0) {
-    // The uncommitted task taken longest ago that nobody rescues yet, if it is overdue.
+  uint64_t next_scan = idle_since;
+  for (;;) {
+    if (p == 0 && j.all_committed()) return;
     const uint64_t now = now_ns();
+    if (now < next_scan) {
+      cpu_relax();
+      continue;
+    }
+    // Every task is taken. Of those not claimed yet (their workers are still computing them),
+    // the one taken longest ago that nobody rescues yet.
+    bool pending = false;
     uint32_t pick = j.num_tasks_;
-    uint64_t oldest = now;
-    bool uncommitted = false;
+    uint64_t oldest = std::numeric_limits<uint64_t>::max();
     for (uint32_t t = 0; t < j.num_tasks_; ++t) {
-      const uint32_t st = j.tasks_[t].state.load(std::memory_order_relaxed);
-      if (st & kClaimed) continue;
-      uncommitted = true;
-      const uint64_t since = std::max(j.tasks_[t].started_ns.load(std::memory_order_relaxed), idle_since);
-      if (!(st & kRescuing) && since < oldest && now - since > patience) {
+      const uint32_t f = j.flags(t);
+      if (f & kClaimed) continue;
+      pending = true;
+      const uint64_t started = j.tasks_[t].started_ns.load(std::memory_order_relaxed);
+      const uint64_t since = started >= j.call_start_ns_ ? started : idle_since;
+      if (!(f & kRescuing) && since < oldest) {
         oldest = since;
         pick = t;
       }
     }
-    // Every uncommitted task is claimed by the caller, who finishes it: a worker may go.
-    if (!uncommitted && !caller) return;
-    if (pick == j.num_tasks_ ||
-        (j.tasks_[pick].state.fetch_or(kRescuing, std::memory_order_relaxed) & kRescuing)) {
-      cpu_relax();
+    // A worker leaves once every task is claimed: the claimers finish them.
+    if (!pending && p != 0) return;
+    if (pick == j.num_tasks_ || now - std::min(now, oldest) < patience) {
+      next_scan = pick == j.num_tasks_ ? now + patience / 4 : oldest + patience;
       continue;
     }
+    if (!j.set_flag(pick, kRescuing)) continue;
     float* s = scratch(j.scratch_floats(pick));
-    if (j.run(pick, s, true)) commit_if_first(j, pick, s);
+    if (j.run(pick, s, true)) commit_if_first(j, p, pick, s);
   }
 }
 
@@ -161,30 +224,25 @@ void ThreadPool::leave(TaskJob& j) {
 }
 
 void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
-  job.reset(num_tasks);
-  job.active_.store(1, std::memory_order_relaxed);
-  // Hand the job to idle workers (one reference each); skip busy ones.
-  uint32_t helpers = std::min(uint32_t(num_workers_), num_tasks > 0 ? num_tasks - 1 : 0);
-  for (int i = 0; i < num_workers_ && helpers > 0; ++i) {
+  // Hand the job to as many workers as it has tasks to share (one reference each).
+  const int helpers = int(std::min(uint32_t(num_workers_), num_tasks > 0 ? num_tasks - 1 : 0));
+  job.reset(num_tasks, helpers + 1);
+  job.active_.store(1 + helpers, std::memory_order_relaxed);
+  job.refs_.fetch_add(helpers, std::memory_order_relaxed);
+  for (int i = 0; i < helpers; ++i) {
     Worker& w = workers_[i];
-    if (w.job.load(std::memory_order_relaxed) != nullptr) continue;
-    job.refs_.fetch_add(1, std::memory_order_relaxed);
-    job.active_.fetch_add(1, std::memory_order_relaxed);
-    TaskJob* expected = nullptr;
-    if (!w.job.compare_exchange_strong(expected, &job, std::memory_order_seq_cst)) {
-      job.refs_.fetch_sub(1, std::memory_order_relaxed);
-      job.active_.fetch_sub(1, std::memory_order_relaxed);
-      continue;
+    if (TaskJob* stale = w.next.exchange(&job, std::memory_order_seq_cst)) {
+      leave(*stale);
+      TaskJob::release(stale);
     }
-    --helpers;
     if (w.sleeping.load(std::memory_order_seq_cst)) {
       { std::lock_guard<std::mutex> lock(w.mutex); }
       w.wake.notify_one();
     }
   }
   TaskTimes times;
-  take_tasks(job, true, times);
-  rescue_late_tasks(job, true, times);
+  take_tasks(job, 0, times);
+  rescue_late_tasks(job, 0, times);
   leave(job);
   if (wait_for_workers)
     while (job.active_.load(std::memory_order_acquire) != 0) cpu_relax();
@@ -193,24 +251,24 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
 TaskJob* ThreadPool::wait_for_job(Worker& w) {
   const uint64_t t0 = now_ns();
   for (uint32_t i = 0;; ++i) {
-    if (TaskJob* j = w.job.load(std::memory_order_acquire)) return j;
+    if (w.next.load(std::memory_order_relaxed) != nullptr)
+      if (TaskJob* j = w.next.exchange(nullptr, std::memory_order_acq_rel)) return j;
     if (stop_.load(std::memory_order_relaxed)) return nullptr;
     if ((i & 255) == 255 && now_ns() - t0 > kSpinNs) break;
     cpu_relax();
   }
   std::unique_lock<std::mutex> lock(w.mutex);
   w.sleeping.store(true, std::memory_order_seq_cst);
-  w.wake.wait(lock, [&] { return w.job.load(std::memory_order_seq_cst) != nullptr || stop_.load(); });
+  w.wake.wait(lock, [&] { return w.next.load(std::memory_order_seq_cst) != nullptr || stop_.load(); });
   w.sleeping.store(false, std::memory_order_relaxed);
-  return w.job.load(std::memory_order_acquire);
+  return w.next.exchange(nullptr, std::memory_order_acq_rel);
 }
 
-void ThreadPool::worker_main(Worker& w) {
-  while (TaskJob* j = wait_for_job(w)) {
+void ThreadPool::worker_main(int i) {
+  while (TaskJob* j = wait_for_job(workers_[i])) {
     TaskTimes times;
-    take_tasks(*j, false, times);
-    rescue_late_tasks(*j, false, times);
-    w.job.store(nullptr, std::memory_order_release);
+    take_tasks(*j, i + 1, times);
+    rescue_late_tasks(*j, i + 1, times);
     leave(*j);
     TaskJob::release(j);
   }

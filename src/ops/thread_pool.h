@@ -52,17 +52,32 @@ class TaskJob {
 
  private:
   friend class ThreadPool;
-  struct alignas(64) Task {
-    std::atomic<uint32_t> state{0};        // kClaimed | kRescuing
-    std::atomic<uint64_t> started_ns{0};   // when it was taken (0: not yet recorded)
+  struct Task {
+    // The call's epoch << 2 | kClaimed | kRescuing: flags of an older call read as none, so
+    // starting a call writes nothing per task.
+    std::atomic<uint32_t> state{0};
+    std::atomic<uint64_t> started_ns{0};  // when it was taken (older than the call: unknown)
   };
-  void reset(uint32_t num_tasks);
+  // Participant p's share of the tasks, taken from the front by p and from the back by the
+  // others once theirs are gone (as pthreadpool does: each thread reads the same weights on
+  // every call, and takes a task with an uncontended atomic on its own cache line).
+  struct alignas(64) Range {
+    std::atomic<int32_t> left{0};  // not taken yet
+    std::atomic<uint32_t> front{0}, back{0};
+    std::atomic<uint32_t> committed{0};  // tasks participant p committed (from any range)
+  };
+  void reset(uint32_t num_tasks, int participants);
+  bool take(int p, uint32_t* t);
+  bool set_flag(uint32_t t, uint32_t flag);  // false when it is already set in this call
+  uint32_t flags(uint32_t t) const;
+  bool all_committed() const;
 
   std::unique_ptr<Task[]> tasks_;
-  uint32_t capacity_ = 0, num_tasks_ = 0;
-  alignas(64) std::atomic<uint32_t> next_{0};       // the next task nobody took yet
-  alignas(64) std::atomic<uint32_t> remaining_{0};  // tasks not committed yet
-  std::atomic<int> active_{0};                      // threads in the current call
+  std::unique_ptr<Range[]> ranges_;
+  uint32_t task_capacity_ = 0, num_tasks_ = 0, epoch_ = 0;
+  int range_capacity_ = 0, num_ranges_ = 0;
+  uint64_t call_start_ns_ = 0;
+  std::atomic<int> active_{0};  // threads in the current call
   std::atomic<int> refs_{1};
 };
 
@@ -74,23 +89,24 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   int threads() const { return num_workers_ + 1; }
 
-  // Runs tasks 0..num_tasks-1 of `job` on the calling thread and the idle workers (a worker
-  // still busy with an earlier call, e.g. a late one, is skipped). Returns when every task is
-  // committed; with wait_for_workers, only once every worker has left the job too (for jobs
-  // that read memory nobody keeps alive for late workers).
+  // Runs tasks 0..num_tasks-1 of `job` on the calling thread and the workers (a worker still
+  // late on an earlier call joins when done, if there is anything left). Returns when every
+  // task is committed; with wait_for_workers, only once every worker has left the job too
+  // (for jobs that read memory nobody keeps alive for late workers).
   void run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers);
 
  private:
   struct Worker;
   struct TaskTimes;
-  void worker_main(Worker& w);
+  void worker_main(int i);
   TaskJob* wait_for_job(Worker& w);
   // What one thread does in one call: take tasks nobody took yet, then re-execute tasks that
   // others took but are late with, until every task is committed (the caller) or nothing
   // left could still need it (a worker).
-  static void take_tasks(TaskJob& j, bool caller, TaskTimes& times);
-  static void rescue_late_tasks(TaskJob& j, bool caller, const TaskTimes& times);
-  static void commit_if_first(TaskJob& j, uint32_t t, const float* scratch);
+  // Participant 0 is the calling thread, p > 0 worker p - 1.
+  static void take_tasks(TaskJob& j, int p, TaskTimes& times);
+  static void rescue_late_tasks(TaskJob& j, int p, const TaskTimes& times);
+  static void commit_if_first(TaskJob& j, int p, uint32_t t, const float* scratch);
   static void leave(TaskJob& j);
 
   int num_workers_;
