@@ -22,6 +22,12 @@ constexpr uint32_t kFlags = kClaimed | kRescuing;
 // layers follow each other within microseconds; a futex wake-up costs tens.
 constexpr uint64_t kSpinNs = 1'000'000;
 
+// A worker late in a call (it took no task, or one of its tasks had to be rescued) is left out
+// of the next calls, twice as many each time it is late again, up to this many. On a machine
+// busy with other work a worker is late most of the time; left out, it goes to sleep instead
+// of taking CPU from the calling thread, so a call with T threads is never slower than with one.
+constexpr int kMaxBackoff = 64;
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -59,6 +65,7 @@ struct ThreadPool::Worker {
   // one) takes it when done; a call replaces a job its worker has not taken yet.
   alignas(64) std::atomic<TaskJob*> next{nullptr};
   std::atomic<bool> sleeping{false};
+  std::atomic<int> skip{0}, backoff{0};  // calls left out of, and the current backoff
   std::mutex mutex;
   std::condition_variable wake;
   std::thread thread;
@@ -72,7 +79,7 @@ void TaskJob::release(TaskJob* job) {
   if (job->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete job;
 }
 
-void TaskJob::reset(uint32_t num_tasks, int participants) {
+void TaskJob::reserve(uint32_t num_tasks, int participants) {
   if (num_tasks > task_capacity_) {
     tasks_.reset(new Task[num_tasks]);  // state 0: epoch 0, which no call uses
     task_capacity_ = num_tasks;
@@ -81,6 +88,10 @@ void TaskJob::reset(uint32_t num_tasks, int participants) {
     ranges_.reset(new Range[size_t(participants)]);
     range_capacity_ = participants;
   }
+}
+
+void TaskJob::reset(uint32_t num_tasks, int participants) {
+  reserve(num_tasks, participants);
   epoch_ += 1u << 2;
   if (epoch_ == 0) epoch_ = 1u << 2;
   num_tasks_ = num_tasks;
@@ -93,6 +104,7 @@ void TaskJob::reset(uint32_t num_tasks, int participants) {
     ranges_[p].front.store(begin, std::memory_order_relaxed);
     ranges_[p].back.store(end, std::memory_order_relaxed);
     ranges_[p].committed.store(0, std::memory_order_relaxed);
+    ranges_[p].rescued.store(false, std::memory_order_relaxed);
   }
 }
 
@@ -156,6 +168,8 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::commit_if_first(TaskJob& j, int p, uint32_t t, const float* s) {
   if (!j.set_flag(t, kClaimed)) return;
   j.commit(t, s);
+  const int taker = j.tasks_[t].taker.load(std::memory_order_relaxed);
+  if (taker != p) j.ranges_[taker].rescued.store(true, std::memory_order_relaxed);
   j.ranges_[p].committed.fetch_add(1, std::memory_order_release);
 }
 
@@ -163,6 +177,7 @@ void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
   uint64_t t0 = now_ns();
   for (uint32_t t; j.take(p, &t);) {
     j.tasks_[t].started_ns.store(t0, std::memory_order_relaxed);
+    j.tasks_[t].taker.store(p, std::memory_order_relaxed);
     if (p == 0) {
       if (j.set_flag(t, kClaimed)) {
         j.run(t, nullptr, false);
@@ -224,13 +239,24 @@ void ThreadPool::leave(TaskJob& j) {
 }
 
 void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
-  // Hand the job to as many workers as it has tasks to share (one reference each).
-  const int helpers = int(std::min(uint32_t(num_workers_), num_tasks > 0 ? num_tasks - 1 : 0));
+  // Hand the job to as many workers as it has tasks to share (one reference each), leaving
+  // out those that were late lately.
+  const int wanted = int(std::min(uint32_t(num_workers_), num_tasks > 0 ? num_tasks - 1 : 0));
+  int helpers = 0;
+  job.reserve(num_tasks, wanted + 1);
+  for (int i = 0; i < num_workers_ && helpers < wanted; ++i) {
+    Worker& w = workers_[i];
+    if (w.skip.load(std::memory_order_relaxed) > 0) {
+      w.skip.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    job.ranges_[++helpers].worker = i;
+  }
   job.reset(num_tasks, helpers + 1);
   job.active_.store(1 + helpers, std::memory_order_relaxed);
   job.refs_.fetch_add(helpers, std::memory_order_relaxed);
-  for (int i = 0; i < helpers; ++i) {
-    Worker& w = workers_[i];
+  for (int p = 1; p <= helpers; ++p) {
+    Worker& w = workers_[job.ranges_[p].worker];
     if (TaskJob* stale = w.next.exchange(&job, std::memory_order_seq_cst)) {
       leave(*stale);
       TaskJob::release(stale);
@@ -243,6 +269,14 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
   TaskTimes times;
   take_tasks(job, 0, times);
   rescue_late_tasks(job, 0, times);
+  for (int p = 1; p <= helpers; ++p) {
+    Worker& w = workers_[job.ranges_[p].worker];
+    const bool late = job.ranges_[p].committed.load(std::memory_order_relaxed) == 0 ||
+                      job.ranges_[p].rescued.load(std::memory_order_relaxed);
+    const int backoff = late ? std::min(std::max(1, 2 * w.backoff.load(std::memory_order_relaxed)), kMaxBackoff) : 0;
+    w.backoff.store(backoff, std::memory_order_relaxed);
+    w.skip.store(backoff, std::memory_order_relaxed);
+  }
   leave(job);
   if (wait_for_workers)
     while (job.active_.load(std::memory_order_acquire) != 0) cpu_relax();
@@ -266,9 +300,11 @@ TaskJob* ThreadPool::wait_for_job(Worker& w) {
 
 void ThreadPool::worker_main(int i) {
   while (TaskJob* j = wait_for_job(workers_[i])) {
+    int p = 1;
+    while (j->ranges_[p].worker != i) ++p;
     TaskTimes times;
-    take_tasks(*j, i + 1, times);
-    rescue_late_tasks(*j, i + 1, times);
+    take_tasks(*j, p, times);
+    rescue_late_tasks(*j, p, times);
     leave(*j);
     TaskJob::release(j);
   }

@@ -57,6 +57,7 @@ class TaskJob {
     // starting a call writes nothing per task.
     std::atomic<uint32_t> state{0};
     std::atomic<uint64_t> started_ns{0};  // when it was taken (older than the call: unknown)
+    std::atomic<int> taker{0};            // the participant that took it
   };
   // Participant p's share of the tasks, taken from the front by p and from the back by the
   // others once theirs are gone (as pthreadpool does: each thread reads the same weights on
@@ -65,8 +66,11 @@ class TaskJob {
     std::atomic<int32_t> left{0};  // not taken yet
     std::atomic<uint32_t> front{0}, back{0};
     std::atomic<uint32_t> committed{0};  // tasks participant p committed (from any range)
+    std::atomic<bool> rescued{false};    // another thread committed a task p was late with
+    int worker = -1;                     // which pool worker participant p is
   };
-  void reset(uint32_t num_tasks, int participants);
+  void reserve(uint32_t num_tasks, int participants);
+  void reset(uint32_t num_tasks, int participants);  // keeps each Range's worker
   bool take(int p, uint32_t* t);
   bool set_flag(uint32_t t, uint32_t flag);  // false when it is already set in this call
   uint32_t flags(uint32_t t) const;
