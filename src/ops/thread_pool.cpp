@@ -18,9 +18,12 @@ constexpr uint32_t kClaimed = 1;   // a thread computes the task into the output
 constexpr uint32_t kRescuing = 2;  // a thread out of work re-executes it into scratch
 constexpr uint32_t kFlags = kClaimed | kRescuing;
 
-// How long an idle worker spins for the next call before it sleeps: calls of a model's
-// layers follow each other within microseconds; a futex wake-up costs tens.
-constexpr uint64_t kSpinNs = 1'000'000;
+// How long an idle worker waits for the next call before it sleeps: calls of a model's layers
+// follow each other within microseconds; a futex wake-up costs tens. It spins for the first
+// kSpinNs, then yields the core between looks (to the calling thread, when the scheduler put
+// both on one core, or to other programs).
+constexpr uint64_t kSpinNs = 50'000;
+constexpr uint64_t kWaitNs = 1'000'000;
 
 // A worker late in a call (it took no task, or one of its tasks had to be rescued) is left out
 // of the next calls, twice as many each time it is late again, up to this many. On a machine
@@ -288,7 +291,11 @@ TaskJob* ThreadPool::wait_for_job(Worker& w) {
     if (w.next.load(std::memory_order_relaxed) != nullptr)
       if (TaskJob* j = w.next.exchange(nullptr, std::memory_order_acq_rel)) return j;
     if (stop_.load(std::memory_order_relaxed)) return nullptr;
-    if ((i & 255) == 255 && now_ns() - t0 > kSpinNs) break;
+    if ((i & 63) == 63) {
+      const uint64_t waited = now_ns() - t0;
+      if (waited > kWaitNs) break;
+      if (waited > kSpinNs) std::this_thread::yield();
+    }
     cpu_relax();
   }
   std::unique_lock<std::mutex> lock(w.mutex);
