@@ -5,8 +5,9 @@
 // milliseconds (4096x4096, m = 1, 2 threads on 2 vCPUs: p50 89 us, p99 4 ms; under load, p90
 // 12 ms). lowbit's results do not depend on who computes a task, which allows another way:
 //
-// * The calling thread takes tasks and computes them straight into the output; it claims each
-//   first (the call cannot return without it anyway, so nobody needs to replace it).
+// * Each thread takes tasks from its own range, then from the back of the others'.
+// * The calling thread computes its tasks straight into the output; it claims each first (the
+//   call cannot return without it anyway, so nobody needs to replace it).
 // * Workers compute their tasks into their own scratch, then claim and commit them.
 // * A thread out of tasks re-executes, into its own scratch, a task that another thread took
 //   but has not committed after 1.5x the usual task time; the first finisher claims the task
@@ -14,6 +15,8 @@
 // * The call returns once every task is committed. A late worker still holds a reference to
 //   the job, and the job to everything the worker may still read (weights, packed
 //   activations, its plan); the last thread out lets go of them.
+// * A worker late in a call is left out of the next ones (exponential backoff), so on a busy
+//   machine it sleeps rather than compete with the calling thread for a core.
 #pragma once
 
 #include <atomic>
