@@ -182,31 +182,29 @@ py::array_t<float> reference(const py::handle& qvals, const py::handle& scales, 
   return y;
 }
 
-// Nanoseconds of each of `reps` calls of the C API's lowbit_linear on x [m, k]: the baseline the
-// op-call overhead is measured against (examples/op_overhead.py), timed in C++.
-py::array_t<double> time_c_api_linear(const PackedWeights& w, const py::handle& x_obj, int reps, int num_threads) {
+// Mean nanoseconds per call of `calls` consecutive calls of the C API's lowbit_linear on x [m, k],
+// timed in C++: the baseline the op-call overhead is measured against (examples/op_overhead.py).
+double time_c_api_linear(const PackedWeights& w, const py::handle& x_obj, int calls, int num_threads) {
   const dense<float> x = typed<float>(x_obj, "x", 2);
   const lowbit::PackedInfo info = w.info();
   if (x.shape(1) != info.k) throw py::value_error("x has shape " + shape_string(x) + ", expected (m, k)");
+  if (calls < 1) throw py::value_error("calls must be >= 1");
   lowbit_packed_weights* cw = nullptr;
   if (lowbit_from_buffer(w.data(), w.size(), &cw) != LOWBIT_OK) throw py::value_error(lowbit_last_error());
   const int m = to_int(x.shape(0), "m");
   std::vector<float> y(size_t(m) * size_t(info.n));
   const lowbit_linear_options o{0, 0.0f, 0.0f, num_threads};
-  py::array_t<double> t(reps);
-  double* tp = t.mutable_data();
   lowbit_status st = LOWBIT_OK;
+  std::chrono::steady_clock::duration t{};
   {
     py::gil_scoped_release unlocked;
-    for (int r = 0; r < reps && st == LOWBIT_OK; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      st = lowbit_linear(cw, m, x.data(), y.data(), &o);
-      tp[r] = double(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-    }
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < calls && st == LOWBIT_OK; ++r) st = lowbit_linear(cw, m, x.data(), y.data(), &o);
+    t = std::chrono::steady_clock::now() - t0;
   }
   lowbit_free(cw);
   if (st != LOWBIT_OK) throw std::runtime_error(lowbit_last_error());
-  return t;
+  return std::chrono::duration<double, std::nano>(t).count() / calls;
 }
 
 }  // namespace
@@ -310,8 +308,8 @@ PYBIND11_MODULE(_lowbit, m) {
   m.def("_reference_linear", &reference<false>, py::arg("qvals"), py::arg("scales"), py::arg("zeros"),
         py::arg("bias"), py::arg("bits"), py::arg("group"), py::arg("x"), py::arg("clamp_min") = py::none(),
         py::arg("clamp_max") = py::none(), "The scalar reference (the bit-exact oracle), for tests.");
-  m.def("_time_c_api_linear", &time_c_api_linear, py::arg("weights"), py::arg("x"), py::arg("reps"),
-        py::arg("num_threads"), "Per-call nanoseconds of the C API's lowbit_linear, for benchmarks.");
+  m.def("_time_c_api_linear", &time_c_api_linear, py::arg("weights"), py::arg("x"), py::arg("calls"),
+        py::arg("num_threads"), "Mean ns per call of the C API's lowbit_linear, for benchmarks.");
   m.def("_float_reference_linear", &reference<true>, py::arg("qvals"), py::arg("scales"), py::arg("zeros"),
         py::arg("bias"), py::arg("bits"), py::arg("group"), py::arg("x"), py::arg("clamp_min") = py::none(),
         py::arg("clamp_max") = py::none(), "x · dequant(W)^T + bias in double on unquantized x, for tests.");

@@ -16,6 +16,7 @@ from ._lowbit import (
     PackedWeights,
     _float_reference_linear,
     _reference_linear,
+    _time_c_api_linear,
     explain,
     from_bytes,
     info,

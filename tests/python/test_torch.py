@@ -340,3 +340,17 @@ def test_repack_model_in_place():
         lt.repack_(model)
         assert lt.packed_info(model.up.packed)["layout"] == lowbit.explain(n=128, k=64, m=1, bits=4, group=32)["layout"]["name"]
         assert same_bits(model(x).numpy(), want.numpy())
+
+
+def test_torchscript_scripts_traces_saves_and_loads_quantized_models():
+    torch.manual_seed(8)
+    model = lt.quantize_(torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16)),
+                         group_size=16)
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        want = model(x)
+        for compiled in (torch.jit.script(model), torch.jit.trace(model, x)):
+            buf = io.BytesIO()
+            torch.jit.save(compiled, buf)
+            loaded = torch.jit.load(io.BytesIO(buf.getvalue()))
+            assert same_bits(compiled(x).numpy(), want.numpy()) and same_bits(loaded(x).numpy(), want.numpy())
