@@ -96,15 +96,18 @@ class LowbitLinear(torch.nn.Module):
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        # The packed size depends on the layout (another CPU's may differ), so the buffer is
-        # replaced rather than copied into; it is validated (both checksums) and must have this
-        # layer's shape.
+        # As nn.Module's, except that the packed buffer is replaced rather than copied into (its
+        # size depends on the layout, and another CPU's may differ) once it is validated (both
+        # checksums) and found to have this layer's shape.
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         key = prefix + "packed"
         if strict:
             unexpected_keys.extend(k for k in state_dict if k.startswith(prefix) and k != key
                                    and k[len(prefix):].split(".", 1)[0] not in self._modules)
         if key not in state_dict:
-            missing_keys.append(key)
+            if strict:
+                missing_keys.append(key)
             return
         packed = state_dict[key]
         if not isinstance(packed, torch.Tensor):
