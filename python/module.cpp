@@ -142,6 +142,9 @@ py::array linear(const PackedWeights& w, const py::handle& x_obj, std::optional<
                                             std::to_string(info.n) + " last");
     if (!(y.flags() & py::array::c_style) || !y.writeable())
       throw py::value_error("out must be C-contiguous and writeable");
+    const auto* xb = reinterpret_cast<const char*>(x.data());
+    const auto* yb = reinterpret_cast<const char*>(y.data());
+    if (xb < yb + y.nbytes() && yb < xb + x.nbytes()) throw py::value_error("out must not overlap x");
   }
   if (m == 0) return std::move(y);
   const int rows = to_int(m, "m (rows of x)");

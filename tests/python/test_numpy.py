@@ -170,6 +170,9 @@ def test_bad_arguments_raise_errors_naming_the_value(tmp_path):
         w.linear(np.array(1.0, np.float32))
     with pytest.raises(ValueError, match="out has shape"):
         w.linear(np.zeros((2, 64), np.float32), out=np.empty((2, 7), np.float32))
+    buf = np.zeros(4 * 64, np.float32)
+    with pytest.raises(ValueError, match="out must not overlap x"):
+        w.linear(buf.reshape(4, 64), out=buf[:32].reshape(4, 8))
     with pytest.raises(ValueError, match="clamp_min"):
         w.linear(np.zeros((2, 64), np.float32), clamp_min=1.0, clamp_max=0.0)
     with pytest.raises(ValueError, match="NaN"):
