@@ -4,8 +4,10 @@
 #   build  the library and the lowbit command: compiler, CMake, cpuinfo, zlib
 #   run    build + OpenBLAS (the f32 baseline `lowbit run` times next to lowbit)
 #   test   run + GoogleTest, SIMDe (emulated AVX-512 / AVX-VNNI kernels), qemu-user, oneDNN
-#          (the optional int8 baseline, so its configure path is tested), clang-19 and its
-#          sanitizer and libFuzzer runtimes (the fuzz harnesses)
+#          (the optional int8 baseline, so its configure path is tested), the Python package's
+#          build and tests: Python headers, pybind11, numpy, pytest, PyTorch (python3-torch,
+#          libtorch-dev) for torch.ops.lowbit, and clang-19 with its sanitizer and libFuzzer
+#          runtimes (the fuzz harnesses)
 #   bench  run + Google Benchmark and oneDNN
 #   cross  the aarch64 cross compiler and qemu-user
 set -euo pipefail
@@ -14,6 +16,7 @@ case "${1:-build}" in
   build) ;;
   run)   want+=(libopenblas-dev) ;;
   test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user
+               python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libtorch-dev
                clang-19 libclang-rt-19-dev) ;;
   bench) want+=(libopenblas-dev libdnnl-dev libbenchmark-dev) ;;
   cross) want+=(qemu-user g++-aarch64-linux-gnu) ;;
