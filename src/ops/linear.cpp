@@ -351,8 +351,10 @@ PackedWeights PackedWeights::repack(std::string_view target) const {
 void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {
   const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
   RunContext ctx{&default_registry(), prof, &impl_->cache, nullptr, {}};
-  // The weights outlive workers still late when the call returns: they hold impl_ too.
-  run_linear(ctx, impl_->buf, m, x, y, options, impl_);
+  // The weights outlive workers still late when the call returns: they hold impl_ too. A view's
+  // bytes are the caller's, which nothing here keeps alive: its calls wait for their workers.
+  run_linear(ctx, impl_->buf, m, x, y, options,
+             impl_->buf.view ? std::shared_ptr<const void>() : std::shared_ptr<const void>(impl_));
 }
 
 }  // namespace lowbit

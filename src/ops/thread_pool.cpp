@@ -25,11 +25,16 @@ constexpr uint32_t kFlags = kClaimed | kRescuing;
 constexpr uint64_t kSpinNs = 50'000;
 constexpr uint64_t kWaitNs = 1'000'000;
 
-// A worker late in a call (it took no task, or one of its tasks had to be rescued) is left out
-// of the next calls, twice as many each time it is late again, up to this many. On a machine
+// A worker late in a call (one of its tasks had to be rescued, or it was awake but took no task:
+// a sleeping one may well need longer to wake than the call lasts) is left out of the next calls, twice as many each time it is late again, up to this many. On a machine
 // busy with other work a worker is late most of the time; left out, it goes to sleep instead
 // of taking CPU from the calling thread, so a call with T threads is never slower than with one.
 constexpr int kMaxBackoff = 64;
+
+// A task is re-executed once it is 1.5x the rescuer's mean task time late, and not sooner than
+// this: a descheduled worker is late by milliseconds, while a worker that only got a cold cache
+// or an interrupt is late by microseconds and would be re-executed (and left out) for nothing.
+constexpr double kMinPatienceNs = 20'000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -200,7 +205,7 @@ void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
 
 void ThreadPool::rescue_late_tasks(TaskJob& j, int p, const TaskTimes& times) {
   const uint64_t idle_since = now_ns();
-  const uint64_t patience = uint64_t(1.5 * times.mean_or(j.expected_task_ns));
+  const uint64_t patience = uint64_t(std::max(1.5 * times.mean_or(j.expected_task_ns), kMinPatienceNs));
   uint64_t next_scan = idle_since;
   for (;;) {
     if (p == 0 && j.all_committed()) return;
@@ -264,7 +269,8 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
       leave(*stale);
       TaskJob::release(stale);
     }
-    if (w.sleeping.load(std::memory_order_seq_cst)) {
+    job.ranges_[p].woken = w.sleeping.load(std::memory_order_seq_cst);
+    if (job.ranges_[p].woken) {
       { std::lock_guard<std::mutex> lock(w.mutex); }
       w.wake.notify_one();
     }
@@ -274,8 +280,8 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
   rescue_late_tasks(job, 0, times);
   for (int p = 1; p <= helpers; ++p) {
     Worker& w = workers_[job.ranges_[p].worker];
-    const bool late = job.ranges_[p].committed.load(std::memory_order_relaxed) == 0 ||
-                      job.ranges_[p].rescued.load(std::memory_order_relaxed);
+    const bool late = job.ranges_[p].rescued.load(std::memory_order_relaxed) ||
+                      (job.ranges_[p].committed.load(std::memory_order_relaxed) == 0 && !job.ranges_[p].woken);
     const int backoff = late ? std::min(std::max(1, 2 * w.backoff.load(std::memory_order_relaxed)), kMaxBackoff) : 0;
     w.backoff.store(backoff, std::memory_order_relaxed);
     w.skip.store(backoff, std::memory_order_relaxed);

@@ -71,6 +71,7 @@ class TaskJob {
     std::atomic<uint32_t> committed{0};  // tasks participant p committed (from any range)
     std::atomic<bool> rescued{false};    // another thread committed a task p was late with
     int worker = -1;                     // which pool worker participant p is
+    bool woken = false;                  // it was asleep when the call began
   };
   void reserve(uint32_t num_tasks, int participants);
   void reset(uint32_t num_tasks, int participants);  // keeps each Range's worker
