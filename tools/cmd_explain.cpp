@@ -51,7 +51,9 @@ int cmd_explain(int argc, char** argv) {
     j.end_object();
     j.key("plan").begin_object();
     j.field("m", m).field("threads", threads).field("row_tile", plan.row_tile).field("col_tile", plan.col_tile);
-    j.field("winner", ex.winner);
+    j.field("winner", ex.winner).field("tuning", ex.tuning).field("machine", ex.machine);
+    j.key("override");
+    if (ex.override_note.empty()) j.null(); else j.value(ex.override_note);
     j.key("kernels");
     plan_kernels_json(j, plan);
     j.key("candidates");

@@ -51,6 +51,7 @@ void candidates_json(Json& j, const std::vector<Candidate>& cs) {
     if (c.eligible) j.null(); else j.value(c.reason);
     j.key("cost");
     if (c.eligible) j.value(c.cost_ns); else j.null();
+    if (!c.source.empty()) j.field("source", c.source);
     j.end_object();
   }
   j.end_array();

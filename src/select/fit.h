@@ -1,0 +1,49 @@
+// Fitting the cost model to measurements (`lowbit tune`): small pure functions, tested on
+// synthetic data with known answers (tests/test_fit.cpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "select/cost_model.h"
+#include "select/kernel_cost.h"
+
+namespace lowbit {
+
+// x minimising Σ_i w_i² (a_i·x - y_i)² with x_j >= 0 wherever nonneg[j] (Lawson-Hanson active
+// set). Columns are scaled to unit norm first, and a tiny ridge keeps collinear columns (a
+// GEMV's per-value and per-row terms: it only ever computes one row) determined.
+std::vector<double> least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y,
+                                  const std::vector<double>& w, const std::vector<bool>& nonneg);
+
+// One timed kernel call: what the block cost in model terms, and how long it took.
+struct KernelSample {
+  int bits;          // weight bit width
+  CostTerms terms;   // block_terms() of the block it computed
+  double fixed;      // cycles the model charges for something else (the LHS re-read of a call)
+  double cycles;     // measured (nominal 3 GHz cycles)
+};
+
+struct KernelFit {
+  KernelCost cost{};         // bit widths not measured take the nearest measured one's terms
+  double worst_error = 0.0;  // max over samples of |predicted - measured| / measured
+  double rms_error = 0.0;
+  int samples = 0;
+};
+
+// Least-squares fit of a kernel's cost (call, group, group_row shared by every bit width;
+// unpack and dot per bit width), all coefficients >= 0, minimising relative error.
+KernelFit fit_kernel(const std::vector<KernelSample>& samples);
+
+// What the cost model predicts for a sample.
+double predict_cycles(const KernelCost& c, const KernelSample& s);
+
+// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each): bandwidth is
+// cut into three plateaus (least squares on its logarithm), and each cache is the last size
+// before a step down. l3 = 0 when the middle plateau is not at least 10 % faster than DRAM's.
+struct CacheLevels {
+  size_t l2 = 0, l3 = 0;
+};
+CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth);
+
+}  // namespace lowbit
