@@ -120,7 +120,7 @@ int cmd_tune(int argc, char** argv) {
   for (const KernelDesc& kd : reg.kernels()) {
     if (kd.fn == nullptr || !prof.isa.contains(kd.requires)) continue;
     progress("kernel " + std::string(kd.name));
-    fits.push_back({&kd, fit_kernel(kernel_samples(kd, budget, caches.l2))});
+    fits.push_back({&kd, fit_kernel(kernel_samples(kd, budget, caches.l2), reg.layout(kd.layout_id)->nr)});
   }
 
   // 3. Bandwidth at each level, 1..T workers: of the memory, and as each SIMD kernel reads

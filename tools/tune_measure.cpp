@@ -27,10 +27,12 @@ namespace {
 constexpr double kCyclesPerNs = 3.0;  // the cost model's nominal clock (select/kernel_cost.h)
 constexpr size_t KiB = 1024, MiB = 1024 * 1024;
 
-double median_of(int reps, const std::function<double()>& once) {
-  std::vector<double> v;
-  for (int r = 0; r < reps; ++r) v.push_back(once());
-  return median(v);
+// The fastest of `reps` timings: other processes on the machine only ever add time, and a
+// fit needs what the code costs, not what the neighbours cost.
+double fastest_of(int reps, const std::function<double()>& once) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < reps; ++r) best = std::min(best, once());
+  return best;
 }
 
 // Packed weights of `n` columns made by packing a few panels and repeating them: a kernel takes
@@ -119,8 +121,8 @@ void progress(const std::string& line) { std::fprintf(stderr, "lowbit tune: %s\n
 
 TuneBudget tune_budget(bool quick, bool smoke) {
   if (smoke) return {2e3, 1, {4, 8}, {32}, 4.0 * MiB, 4.0, false, 1, 2e6};
-  if (quick) return {3e4, 3, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, 2.0, true, 5, 2e8};
-  return {1e5, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::sqrt(2.0), true, 7, 4e8};
+  if (quick) return {3e4, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, std::sqrt(2.0), true, 5, 2e8};
+  return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 7, 4e8};
 }
 
 std::vector<KernelSample> kernel_samples(const KernelDesc& kd, const TuneBudget& b, size_t l2) {
@@ -138,22 +140,28 @@ std::vector<KernelSample> kernel_samples(const KernelDesc& kd, const TuneBudget&
     for (int group : b.groups) {
       const PackedGeometry g1 = make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16);
       const double col_bytes = double(g1.panel_bytes) / l.nr;
-      const int small = 4 * l.nr;
+      const int small = l.nr;
       // The larger block: a quarter of L2, and about 100 µs of the kernel's generic estimate.
       const double est_per_col = compute_cycles(kd, generic, Uarch::unknown, {size_t(kd.mr), 1, k, size_t(group), bits});
       const double fit = std::min(double(l2) / 4 / col_bytes, 3e5 / std::max(est_per_col, 1e-9));
-      const int big = std::max(2 * small, int(fit) / l.nr * l.nr);
+      const int big = std::max(16 * small, int(fit) / l.nr * l.nr);
       const TimedWeights w = timed_weights(l, bits, group, k, big);
       y.resize(size_t(kd.mr) * size_t(big));
       for (int r : rows) {
         const AlignedBuffer lhs = packed_lhs(kd, r, k, group);
-        for (int n : {small, big}) {
-          const double ns = median_of(b.reps, [&] {
+        // Narrow calls (1..8 panels, at 4 bits) show the group of columns the kernel works
+        // through; the others only need two sizes.
+        std::vector<int> cols = {8 * small, big};
+        if (bits == 4) cols.insert(cols.begin(), {small, 2 * small, 4 * small});
+        for (int n : cols) {
+          const double ns = fastest_of(b.reps, [&] {
             return mean_ns_per_call([&] { call_kernel(kd, w, k, lhs.data(), r, 0, n, y.data()); }, b.min_call_ns);
           });
           KernelSample s;
           s.bits = bits;
           s.terms = block_terms(kd, {size_t(r), size_t(n), size_t(k), size_t(group), bits});
+          s.cols = n;
+          s.per_narrow_col = double(k) * effective_rows(kd, size_t(r));
           s.fixed = double(kd.mr) * k / 16.0;  // the LHS re-read call_cycles charges
           s.cycles = ns * kCyclesPerNs;
           out.push_back(s);
@@ -172,7 +180,7 @@ Sweep read_sweep(const TuneBudget& b) {
     const size_t bytes = size_t(size) / 64 * 64;
     const int passes = int(std::max(2.0, 32.0 * MiB / double(bytes)));
     read_all(buf.data(), bytes);  // warm
-    const double ns = median_of(b.reps, [&] {
+    const double ns = fastest_of(b.reps, [&] {
       const double t0 = now_ns();
       for (int p = 0; p < passes; ++p) read_all(buf.data(), bytes);
       return now_ns() - t0;
@@ -214,7 +222,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
           for (int p = 0; p < lv.passes; ++p) read_all(buf.data() + i * region, region);
         };
         parallel_ns(w, task);  // warm
-        ns = median_of(b.reps, [&] { return parallel_ns(w, task); });
+        ns = fastest_of(b.reps, [&] { return parallel_ns(w, task); });
         bytes = double(region) * w * lv.passes;
       } else {
         const int cols = std::max(l->nr, int(total / w / col_bytes) / l->nr * l->nr);
@@ -225,7 +233,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
           for (int p = 0; p < lv.passes; ++p) call_kernel(*kd, tw, k, lhs.data(), 1, int(i) * cols, cols, y[i].data());
         };
         parallel_ns(w, task);
-        ns = median_of(b.reps, [&] { return parallel_ns(w, task); });
+        ns = fastest_of(b.reps, [&] { return parallel_ns(w, task); });
         bytes = double(tw.geo.panel_bytes) * tw.geo.panels * lv.passes;
       }
       lv.out->push_back(bytes / (w * ns * kCyclesPerNs));
@@ -245,13 +253,11 @@ Threading threading_cost(int threads, const TuneBudget& b) {
     for (int tasks : {w, 16 * w, 256 * w}) {
       auto call = [&] { pthreadpool_parallelize_1d(pool, [](void*, size_t) {}, nullptr, size_t(tasks), 0); };
       call();
-      // The fastest of many: an overhead this small is mostly noise from other processes.
-      double ns = 1e300;
-      for (int r = 0; r < std::max(b.reps, 5) * 3; ++r) {
+      const double ns = fastest_of(3 * b.reps, [&] {
         const double t0 = now_ns();
         call();
-        ns = std::min(ns, now_ns() - t0);
-      }
+        return now_ns() - t0;
+      });
       a.push_back({1.0, double(tasks) / w});
       y.push_back(ns * kCyclesPerNs);
       wt.push_back(1.0 / (ns * kCyclesPerNs));

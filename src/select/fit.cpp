@@ -99,17 +99,20 @@ std::vector<double> least_squares(const std::vector<std::vector<double>>& a_in, 
 
 double predict_cycles(const KernelCost& c, const KernelSample& s) {
   const int b = std::clamp(s.bits, 1, kMaxBits);
+  const double narrow = c.wide_cols > 0 ? s.per_narrow_col * double(s.cols % c.wide_cols) * c.narrow : 0.0;
   return s.fixed + c.call + s.terms.unpack * c.unpack[b] + s.terms.dot * c.dot[b] +
-         s.terms.group * c.group + s.terms.group_row * c.group_row;
+         s.terms.group * c.group + s.terms.group_row * c.group_row + narrow;
 }
 
-KernelFit fit_kernel(const std::vector<KernelSample>& samples) {
+namespace {
+
+// The fit for one choice of wide_cols (0: no narrow term).
+KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
   KernelFit f;
   f.samples = int(samples.size());
-  if (samples.empty()) return f;
-  // Columns: call, group, group_row, then (unpack, dot) per measured bit width.
+  // Columns: call, group, group_row, narrow, then (unpack, dot) per measured bit width.
   std::vector<int> col_of_bits(kMaxBits + 1, -1);
-  size_t n = 3;
+  size_t n = 4;
   for (const KernelSample& s : samples) {
     const int b = std::clamp(s.bits, 1, kMaxBits);
     if (col_of_bits[size_t(b)] < 0) {
@@ -124,6 +127,7 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples) {
     row[0] = 1.0;
     row[1] = s.terms.group;
     row[2] = s.terms.group_row;
+    row[3] = wide_cols > 0 ? s.per_narrow_col * double(s.cols % wide_cols) : 0.0;
     const size_t c = size_t(col_of_bits[size_t(std::clamp(s.bits, 1, kMaxBits))]);
     row[c] = s.terms.unpack;
     row[c + 1] = s.terms.dot;
@@ -135,6 +139,8 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples) {
   f.cost.call = float(x[0]);
   f.cost.group = float(x[1]);
   f.cost.group_row = float(x[2]);
+  f.cost.narrow = float(x[3]);
+  f.cost.wide_cols = x[3] > 0.0 ? wide_cols : 0;
   for (int b = 1; b <= kMaxBits; ++b) {
     // The nearest measured width (ties: the wider one) stands in for one not measured.
     int src = -1;
@@ -157,12 +163,30 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples) {
   return f;
 }
 
+}  // namespace
+
+KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr) {
+  if (samples.empty()) return {};
+  KernelFit best = fit_with(samples, 0);
+  for (int panels : {2, 4, 8, 16}) {
+    const KernelFit f = fit_with(samples, panels * nr);
+    if (f.rms_error < best.rms_error) best = f;
+  }
+  return best;
+}
+
 CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth) {
   CacheLevels out;
   const size_t n = std::min(sizes.size(), bandwidth.size());
   if (n < 3) return out;
+  // Bandwidth can only fall as the working set grows: a size that measured slower than a larger
+  // one (a timer tick, a neighbour) is lifted to it.
   std::vector<double> lb(n);
-  for (size_t i = 0; i < n; ++i) lb[i] = std::log(std::max(bandwidth[i], 1e-12));
+  double envelope = 1e-12;
+  for (size_t i = n; i-- > 0;) {
+    envelope = std::max(envelope, bandwidth[i]);
+    lb[i] = std::log(envelope);
+  }
   auto sse = [&](size_t lo, size_t hi, double* mean) {  // [lo, hi)
     double m = 0.0;
     for (size_t i = lo; i < hi; ++i) m += lb[i];

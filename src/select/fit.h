@@ -20,6 +20,8 @@ std::vector<double> least_squares(const std::vector<std::vector<double>>& a, con
 struct KernelSample {
   int bits;          // weight bit width
   CostTerms terms;   // block_terms() of the block it computed
+  int cols;          // columns of the call
+  double per_narrow_col;  // narrow_term() per column past the last whole group (k × rows)
   double fixed;      // cycles the model charges for something else (the LHS re-read of a call)
   double cycles;     // measured (nominal 3 GHz cycles)
 };
@@ -31,16 +33,19 @@ struct KernelFit {
   int samples = 0;
 };
 
-// Least-squares fit of a kernel's cost (call, group, group_row shared by every bit width;
-// unpack and dot per bit width), all coefficients >= 0, minimising relative error.
-KernelFit fit_kernel(const std::vector<KernelSample>& samples);
+// Least-squares fit of a kernel's cost (call, group, group_row, narrow shared by every bit
+// width; unpack and dot per bit width), all coefficients >= 0, minimising relative error. The
+// group of columns the kernel works through (wide_cols) is the one of 2, 4, 8 or 16 panels of
+// `nr` columns (or none) that explains the samples best.
+KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr);
 
 // What the cost model predicts for a sample.
 double predict_cycles(const KernelCost& c, const KernelSample& s);
 
-// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each): bandwidth is
-// cut into three plateaus (least squares on its logarithm), and each cache is the last size
-// before a step down. l3 = 0 when the middle plateau is not at least 10 % faster than DRAM's.
+// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each): bandwidth, made
+// non-increasing, is cut into three plateaus (least squares on its logarithm), and each cache
+// is the last size before a step down. l3 = 0 when the middle plateau is not at least 10 %
+// faster than DRAM's.
 struct CacheLevels {
   size_t l2 = 0, l3 = 0;
 };

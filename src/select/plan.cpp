@@ -69,6 +69,17 @@ struct TaskModel {
   double per_col;   // compute cycles per column
   double per_call;  // cycles per column tile (kernel calls, LHS re-reads)
   int blocks;
+  // Per segment: the extra cycles per column past the kernel's last whole group of columns.
+  struct Narrow {
+    int wide_cols = 0;
+    double per_col = 0.0;
+  } narrow[kMaxSegments];
+  double compute(int cols) const {
+    double c = per_col * cols + per_call;
+    for (const Narrow& n : narrow)
+      if (n.per_col != 0.0) c += n.per_col * (cols % n.wide_cols);
+    return c;
+  }
 };
 // The LHS blocks of segment `s` within rows [r0, r1): `full` whole blocks, then one of `rest`
 // rows when rest > 0.
@@ -82,7 +93,7 @@ SegmentBlocks segment_blocks(const Segment& s, int r0, int r1) {
 }
 
 TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, int r1) {
-  TaskModel t{0.0, 0.0, 0};
+  TaskModel t{0.0, 0.0, 0, {}};
   const size_t k = size_t(g.groups) * g.group_size;
   for (int i = 0; i < mix.num; ++i) {
     const Segment& s = mix.seg[i];
@@ -95,6 +106,11 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
     if (rest) t.per_col += compute_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
     t.blocks += full + (rest ? 1 : 0);
     t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k);
+    if (c.narrow != 0.0f && c.wide_cols > 0) {
+      t.narrow[i].wide_cols = c.wide_cols;
+      t.narrow[i].per_col = full * narrow_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
+      if (rest) t.narrow[i].per_col += narrow_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
+    }
   }
   return t;
 }
@@ -121,7 +137,7 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
                                                                 : first_bw;
   const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pthreadpool task
   auto task_cycles = [&](const TaskModel& t, int cols) {
-    const double compute = t.per_col * cols + t.per_call;
+    const double compute = t.compute(cols);
     const double first = col_bytes * cols / first_bw;
     const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
     return kTaskCycles + (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
@@ -372,10 +388,11 @@ std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof
   return out;
 }
 
-std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g) {
+std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g, const std::vector<int>& wide_cols) {
   std::vector<PlanTerms> out;
   const UarchPlan& up = plan.per_uarch[0];
-  for (int i = 0; i < up.num_segments; ++i) out.push_back({up.seg[i].kernel, 0.0, {0, 0, 0, 0}, 0.0});
+  for (int i = 0; i < up.num_segments; ++i)
+    out.push_back({up.seg[i].kernel, 0.0, {0, 0, 0, 0}, 0.0, std::vector<double>(wide_cols.size(), 0.0)});
   const size_t k = size_t(g.groups) * g.group_size;
   for (int r0 = 0; r0 < plan.m; r0 += plan.row_tile)
     for (int c0 = 0; c0 < g.n_padded; c0 += plan.col_tile) {
@@ -392,6 +409,8 @@ std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g)
           t.terms.dot += count * b.dot;
           t.terms.group += count * b.group;
           t.terms.group_row += count * b.group_row;
+          for (size_t w = 0; w < wide_cols.size(); ++w)
+            t.narrow[w] += count * narrow_term(*s.kernel, {size_t(rows), cols, k, size_t(g.group_size), g.bits}, wide_cols[w]);
           t.lhs_bytes += double(count) * double(s.kernel->mr) * double(k);
         }
       }

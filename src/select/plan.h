@@ -92,8 +92,10 @@ struct PlanTerms {
   double calls;
   CostTerms terms;
   double lhs_bytes;
+  std::vector<double> narrow;  // narrow_term() for each of the `wide_cols` asked
 };
-std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g);
+std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
+                                  const std::vector<int>& wide_cols = {});
 
 // Whether two plans run the same kernels over the same rows with the same tiling (uarch 0).
 bool same_plan(const ExecPlan& a, const ExecPlan& b);

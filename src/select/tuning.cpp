@@ -145,21 +145,21 @@ namespace {
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(Status::io_error, "cannot open tuning record ", path);
+  if (!in) fail(Status::io_error, "cannot open the file");
   std::string text;
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, size_t(in.gcount()));
-    if (text.size() > (16u << 20)) fail(Status::corrupt_data, "tuning record ", path, " is larger than 16 MiB");
+    if (text.size() > (16u << 20)) fail(Status::corrupt_data, "larger than 16 MiB");
   }
-  if (in.bad()) fail(Status::io_error, "cannot read tuning record ", path);
+  if (in.bad()) fail(Status::io_error, "cannot read the file");
   return text;
 }
 
 std::shared_ptr<const Tuning> tuning_from_text(std::string_view text, const std::string& origin) {
   auto r = std::make_shared<TuningRecord>(parse_record(text));
   const std::string why = record_mismatch(*r, host_signature());
-  if (!why.empty()) fail(Status::unsupported, origin, ": ", why);
+  if (!why.empty()) fail(Status::unsupported, why);
   // Say which of its entries this build will not use.
   const Registry& reg = default_registry();
   for (const KernelEntry& e : r->kernels) {
@@ -242,7 +242,17 @@ std::shared_ptr<const Tuning> set_active_tuning(std::shared_ptr<const Tuning> t)
 uint32_t tuning_generation() { return g_generation.load(std::memory_order_acquire); }
 
 void load_tuning(const std::string& path) {
-  set_active_tuning(path.empty() ? lookup_tuning() : tuning_from_file(path, "file " + path));
+  if (path.empty()) {
+    set_active_tuning(lookup_tuning());
+    return;
+  }
+  std::shared_ptr<const Tuning> t;
+  try {
+    t = tuning_from_file(path, "file " + path);
+  } catch (const Error& e) {
+    fail(e.status(), "tuning record ", path, ": ", e.what());
+  }
+  set_active_tuning(std::move(t));
 }
 
 }  // namespace lowbit

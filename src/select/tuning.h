@@ -93,7 +93,7 @@ std::shared_ptr<const Tuning> lookup_tuning();
 
 // A record file checked against this machine, as a Tuning; throws Error(io_error) when it
 // cannot be read, Error(corrupt_data) when it is not a valid record, Error(unsupported) when it
-// is for another CPU or lowbit version.
+// is for another CPU or lowbit version (messages without the path: the caller names it).
 std::shared_ptr<const Tuning> tuning_from_file(const std::string& path, const std::string& origin);
 
 // The records compiled into the library (select/records/*.json).

@@ -174,6 +174,8 @@ KernelEntry read_kernel(const Fields& f) {
   e.cost.call = float(f.number("call", 0.0, 1e7));
   e.cost.group = float(f.number("group", 0.0, 1e5));
   e.cost.group_row = float(f.number("group_row", 0.0, 1e5));
+  e.cost.narrow = float(f.number("narrow", 0.0, 1000.0));
+  e.cost.wide_cols = int(f.integer("wide_cols", 0, 1 << 16));
   if (f.has("uarch_factors")) {
     const Fields u = f.object("uarch_factors");
     const JsonValue& obj = f.need("uarch_factors");
@@ -257,6 +259,8 @@ std::string record_to_json(const TuningRecord& r) {
     j.key("call").exact(e.cost.call);
     j.key("group").exact(e.cost.group);
     j.key("group_row").exact(e.cost.group_row);
+    j.key("narrow").exact(e.cost.narrow);
+    j.field("wide_cols", e.cost.wide_cols);
     if (e.cost.prefers[0].uarch != Uarch::unknown) {
       j.key("uarch_factors").begin_object();
       for (const UarchFactor& u : e.cost.prefers)
