@@ -246,10 +246,11 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   char tmpl[] = "/tmp/lowbit_cli_tune_XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::string env = "XDG_CACHE_HOME=" + dir + " LOWBIT_TUNING=";
-  Result r = run("tune --smoke --json", env);
+  Result r = run("tune --smoke --shapes 64:256,48:128 --json", env);
   ASSERT_EQ(r.status, 0) << r.out;
   expect_json_with(r.out, {"record", "caches", "sweep", "bandwidth", "threading", "kernels", "worst_error",
-                           "samples", "overrides"});
+                           "samples", "shapes", "speedup", "override", "overrides"});
+  EXPECT_NE(r.out.find("\"n\":48,\"k\":128,\"m\":4"), std::string::npos) << "every shape and m is measured";
   // Written to the cache directory, by signature: the next run finds it there.
   const size_t at = r.out.find("\"record\":\"") + 10;
   const std::string path = r.out.substr(at, r.out.find('"', at) - at);

@@ -132,7 +132,7 @@ int cmd_tune(int argc, char** argv) {
     e.name = f.kd->name;
     e.identity = reg.identity(*f.kd);
     e.cost = f.fit.cost;
-    e.fit_error = f.fit.worst_error;
+    e.fit_error = std::min(f.fit.worst_error, 100.0);
     e.samples = f.fit.samples;
     if (reg.layout(f.kd->layout_id)->arch != Arch::unknown) e.bandwidth = level_bandwidth(f.kd, caches, threads, budget);
     rec.kernels.push_back(e);
@@ -174,11 +174,13 @@ int cmd_tune(int argc, char** argv) {
                       library_version(), "): ", samples, " kernel timings (worst fit error ", fmt(worst * 100, 1),
                       " %), ", sweep.sizes.size(), " read sizes, ", cases.size(), " shape cases");
 
+  const std::string text = record_to_json(rec);
+  parse_record(text);  // what the lookup will accept: a record that fails here is a bug to report
   const std::filesystem::path path(out_path);
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   {
     std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
-    f << record_to_json(rec);
+    f << text;
     if (!f) fail(Status::io_error, "cannot write ", out_path);
   }
   const double seconds = (now_ns() - t_start) * 1e-9;

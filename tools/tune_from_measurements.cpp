@@ -299,7 +299,7 @@ int tune_from_measurements(const std::string& dir, const std::string& out_path) 
                           float(x[6 * j + 4]));
     e.cost.narrow = x[6 * j + 5] > 0 ? float(x[6 * j + 5]) : 0.0f;
     e.cost.wide_cols = x[6 * j + 5] > 0 ? wide[j] : 0;
-    e.fit_error = fit.worst[j];
+    e.fit_error = std::min(fit.worst[j], 100.0);
     e.samples = fit.samples[j];
     rec.kernels.push_back(e);
   }
@@ -367,8 +367,10 @@ int tune_from_measurements(const std::string& dir, const std::string& out_path) 
                       "time left after the fitted activation packing; "
                       "caches L1d/L2 from lowbit-info.json; thread pool costs not measured (generic)");
   {
+    const std::string text = record_to_json(rec);
+    parse_record(text);  // what the lookup will accept
     std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
-    f << record_to_json(rec);
+    f << text;
     if (!f) fail(Status::io_error, "cannot write ", out_path);
   }
 

@@ -15,6 +15,7 @@
 #include "ops/linear.h"
 #include "ops/thread_pool.h"
 #include "select/plan.h"
+#include "describe.h"
 #include "timing.h"
 #include "util/aligned.h"
 #include "util/error.h"
@@ -177,10 +178,11 @@ Sweep read_sweep(const TuneBudget& b) {
   AlignedBuffer buf(size_t(b.sweep_max_bytes));
   for (size_t i = 0; i < buf.size(); i += 4096) buf.data()[i] = uint8_t(i >> 12);
   for (double size = 64.0 * KiB; size <= b.sweep_max_bytes * 1.001; size *= b.sweep_step) {
-    const size_t bytes = size_t(size) / 64 * 64;
-    const int passes = int(std::max(2.0, 32.0 * MiB / double(bytes)));
+    const size_t bytes = size_t(size) / (16 * KiB) * (16 * KiB);
+    // Short timings, many of them: one that no other process interrupted is likely.
+    const int passes = int(std::max(1.0, 4.0 * MiB / double(bytes)));
     read_all(buf.data(), bytes);  // warm
-    const double ns = fastest_of(b.reps, [&] {
+    const double ns = fastest_of(3 * b.reps, [&] {
       const double t0 = now_ns();
       for (int p = 0; p < passes; ++p) read_all(buf.data(), bytes);
       return now_ns() - t0;
@@ -236,7 +238,14 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
         ns = fastest_of(b.reps, [&] { return parallel_ns(w, task); });
         bytes = double(tw.geo.panel_bytes) * tw.geo.panels * lv.passes;
       }
-      lv.out->push_back(bytes / (w * ns * kCyclesPerNs));
+      const double per_worker = bytes / (w * ns * kCyclesPerNs);
+      // More workers never read less in all: when they do, the others were descheduled (a
+      // busy machine), and what was measured is not the memory's.
+      if (w > 1 && per_worker * w < 0.9 * lv.out->back() * (w - 1)) {
+        progress(concat("  ", w, " workers read less than ", w - 1, " (the machine is busy?): not recorded"));
+        break;
+      }
+      lv.out->push_back(per_worker);
     }
   }
   return t;
@@ -263,6 +272,11 @@ Threading threading_cost(int threads, const TuneBudget& b) {
       wt.push_back(1.0 / (ns * kCyclesPerNs));
     }
     const std::vector<double> x = least_squares(a, y, wt, {true, true});
+    if (x[0] > 3e5) {  // 100 µs to wake a worker: it was not scheduled, not the pool's cost
+      progress(concat("  a call of ", w, " workers took ", fmt(x[0] / kCyclesPerNs * 1e-3, 0),
+                      " µs to start (the machine is busy?): not recorded"));
+      break;
+    }
     th.dispatch_cycles.push_back(x[0]);
     per_task.push_back(x[1]);
   }
@@ -326,7 +340,7 @@ std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& sh
           for (int s = 0; s < up.num_segments; ++s) o.segments.push_back({up.seg[s].kernel->name, up.seg[s].rows});
           o.row_tile = cands[best]->plan.row_tile;
           o.col_tile = cands[best]->plan.col_tile;
-          o.speedup = speedup;
+          o.speedup = std::min(speedup, 100.0);  // what was seen; a preempted run can exaggerate it
           overrides->push_back(o);
         }
         cases.push_back({n, k, m, t, cands[0]->name, cands[best]->name, speedup, record});

@@ -181,52 +181,43 @@ CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<dou
   if (n < 3) return out;
   // Bandwidth can only fall as the working set grows: a size that measured slower than a larger
   // one (a timer tick, a neighbour) is lifted to it.
-  std::vector<double> lb(n);
-  double envelope = 1e-12;
-  for (size_t i = n; i-- > 0;) {
-    envelope = std::max(envelope, bandwidth[i]);
-    lb[i] = std::log(envelope);
-  }
-  auto sse = [&](size_t lo, size_t hi, double* mean) {  // [lo, hi)
-    double m = 0.0;
-    for (size_t i = lo; i < hi; ++i) m += lb[i];
-    m /= double(hi - lo);
-    double e = 0.0;
-    for (size_t i = lo; i < hi; ++i) e += (lb[i] - m) * (lb[i] - m);
-    if (mean) *mean = m;
-    return e;
-  };
-  double best = std::numeric_limits<double>::infinity();
-  size_t bi = 1, bj = 2;
-  for (size_t i = 1; i + 1 < n; ++i)
-    for (size_t j = i + 1; j < n; ++j) {
-      const double e = sse(0, i, nullptr) + sse(i, j, nullptr) + sse(j, n, nullptr);
-      if (e < best) {
-        best = e;
-        bi = i;
-        bj = j;
+  std::vector<double> bw(n);
+  double envelope = 0.0;
+  for (size_t i = n; i-- > 0;) bw[i] = envelope = std::max(envelope, bandwidth[i]);
+  // The steepest fall over a doubling of the working set that starts at or after `from` and
+  // ends at or before `to`; the cache ends at the last size still above the geometric middle
+  // of the two sides. Returns the size, 0 when nothing falls by `min_drop`.
+  auto step = [&](double from, double to, double min_drop) -> size_t {
+    double steepest = 1.0;
+    size_t at = n;
+    for (size_t i = 0; i < n; ++i) {
+      size_t j = i;
+      while (j < n && sizes[j] < 2 * sizes[i] * 0.999) ++j;
+      if (j >= n || sizes[i] < from || sizes[j] > to) continue;
+      if (bw[j] / bw[i] < steepest) {
+        steepest = bw[j] / bw[i];
+        at = i;
       }
     }
-  double m1 = 0, m2 = 0, m3 = 0;
-  sse(0, bi, &m1);
-  sse(bi, bj, &m2);
-  sse(bj, n, &m3);
-  const double step = std::log(1.1);
-  if (m2 - m3 >= step && m1 - m2 >= step) {
-    out.l2 = size_t(sizes[bi - 1]);
-    out.l3 = size_t(sizes[bj - 1]);
-    return out;
+    if (at == n || steepest > 1.0 - min_drop) return 0;
+    size_t j = at;
+    while (j < n && sizes[j] < 2 * sizes[at] * 0.999) ++j;
+    const double middle = std::sqrt(bw[at] * bw[j]);
+    size_t last = at;
+    while (last + 1 < n && bw[last + 1] >= middle) ++last;
+    return size_t(sizes[last]);
+  };
+  // The last level before DRAM falls the most; an inner level must fall by 10 % over a
+  // doubling, below half of it.
+  const size_t outer = step(0.0, 1e300, 0.1);
+  if (outer == 0) return out;
+  const size_t inner = step(0.0, double(outer) / 2, 0.1);
+  if (inner == 0) {
+    out.l2 = outer;
+  } else {
+    out.l2 = inner;
+    out.l3 = outer;
   }
-  // Two levels only: one step, from the cache to DRAM.
-  best = std::numeric_limits<double>::infinity();
-  for (size_t i = 1; i < n; ++i) {
-    const double e = sse(0, i, nullptr) + sse(i, n, nullptr);
-    if (e < best) {
-      best = e;
-      bi = i;
-    }
-  }
-  out.l2 = size_t(sizes[bi - 1]);
   return out;
 }
 

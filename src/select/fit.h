@@ -42,10 +42,11 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr);
 // What the cost model predicts for a sample.
 double predict_cycles(const KernelCost& c, const KernelSample& s);
 
-// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each): bandwidth, made
-// non-increasing, is cut into three plateaus (least squares on its logarithm), and each cache
-// is the last size before a step down. l3 = 0 when the middle plateau is not at least 10 %
-// faster than DRAM's.
+// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each). Bandwidth,
+// made non-increasing, falls most over a doubling of the working set where the last cache ends
+// (l3, or l2 when there is no other step); a cache ends at the last size still above the
+// geometric middle of the bandwidth on either side. A step below half of it that falls by at
+// least 10 % is the L2. Either is 0 when not found.
 struct CacheLevels {
   size_t l2 = 0, l3 = 0;
 };
