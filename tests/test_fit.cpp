@@ -118,12 +118,12 @@ TEST(CacheLevels, FindsWhereBandwidthStepsDown) {
     double b = s <= 512 * 1024 ? 40 : s <= 1024 * 1024 ? 25 : s <= 32.0 * 1024 * 1024 ? 22 : s <= 64.0 * 1024 * 1024 ? 12 : 8;
     bw.push_back(b * (1 + u(rng)));
   }
-  const CacheLevels c = cache_levels(sweep_sizes(), bw);
+  const CacheLevels c = cache_levels(sweep_sizes(), bw, true);
   EXPECT_EQ(c.l2, 512u * 1024);
   EXPECT_EQ(c.l3, 32u * 1024 * 1024);
   // The smallest sizes measured slow (seen on a busy machine): still the same caches.
   bw[0] = bw[1] = 14;
-  const CacheLevels d = cache_levels(sweep_sizes(), bw);
+  const CacheLevels d = cache_levels(sweep_sizes(), bw, true);
   EXPECT_EQ(d.l2, 512u * 1024);
   EXPECT_EQ(d.l3, 32u * 1024 * 1024);
 }
@@ -138,19 +138,23 @@ TEST(CacheLevels, ASweepMeasuredOnABusyVm) {
                        18.4, 14.3, 4.5, 4.9, 4.2, 3.8, 2.4, 2.1, 2.4};
   std::vector<double> sizes, b(std::begin(bw), std::end(bw));
   for (double k : kib) sizes.push_back(k * 1024);
-  const CacheLevels c = cache_levels(sizes, b);
+  const CacheLevels c = cache_levels(sizes, b, true);
   EXPECT_GE(c.l2, 256u * 1024);
   EXPECT_LE(c.l2, 512u * 1024);
   EXPECT_GE(c.l3, 8u << 20);
   EXPECT_LE(c.l3, 16u << 20);
 }
 
-TEST(CacheLevels, NoL3WhenThereIsOneStep) {
+TEST(CacheLevels, OneStepIsTheL2OrTheL3) {
   std::vector<double> bw;
   for (double s : sweep_sizes()) bw.push_back(s <= 1024 * 1024 ? 30 : 6);
-  const CacheLevels c = cache_levels(sweep_sizes(), bw);
+  const CacheLevels c = cache_levels(sweep_sizes(), bw, false);
   EXPECT_EQ(c.l2, 1024u * 1024);
   EXPECT_EQ(c.l3, 0u);
+  // On a machine that has an L3, one step is its end: the L2's was not seen.
+  const CacheLevels d = cache_levels(sweep_sizes(), bw, true);
+  EXPECT_EQ(d.l2, 0u);
+  EXPECT_EQ(d.l3, 1024u * 1024);
 }
 
 }  // namespace

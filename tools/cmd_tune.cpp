@@ -101,13 +101,14 @@ int cmd_tune(int argc, char** argv) {
   // 1. Caches: where a plain read's bandwidth steps down (CPUID sizes are not trusted).
   progress("caches: read bandwidth from 64 KiB to " + cache_size_to_string(size_t(budget.sweep_max_bytes)));
   const Sweep sweep = read_sweep(budget);
-  CacheLevels caches = cache_levels(sweep.sizes, sweep.bytes_per_cycle);
+  const bool expect_l3 = prof.caches.l3 > 0 || default_caches(prof.main_uarch(), prof.arch).l3 > 0;
+  CacheLevels caches = cache_levels(sweep.sizes, sweep.bytes_per_cycle, expect_l3);
   const bool l2_found = caches.l2 >= 128 * 1024 && caches.l2 <= (64u << 20);
   if (!l2_found) {  // no step where an L2 can be: measure with the CPU's size, record none
     progress("caches: no L2 step in the sweep; using the CPU's " + cache_size_to_string(prof.caches.l2));
     caches.l2 = prof.caches.l2;
   }
-  if (caches.l3 != 0 && caches.l3 < 2 * caches.l2) caches.l3 = 0;
+  if (caches.l3 != 0 && caches.l3 < 2 * caches.l2) caches.l3 = 0;  // not a level of its own
   progress("caches: L2 " + cache_size_to_string(caches.l2) + ", L3 " + cache_size_to_string(caches.l3));
 
   // 2. Every kernel that runs here: cost terms fitted to L2-resident calls.

@@ -224,7 +224,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
           for (int p = 0; p < lv.passes; ++p) read_all(buf.data() + i * region, region);
         };
         parallel_ns(w, task);  // warm
-        ns = fastest_of(b.reps, [&] { return parallel_ns(w, task); });
+        ns = fastest_of(lv.passes > 1 ? 3 * b.reps : b.reps, [&] { return parallel_ns(w, task); });
         bytes = double(region) * w * lv.passes;
       } else {
         const int cols = std::max(l->nr, int(total / w / col_bytes) / l->nr * l->nr);
@@ -235,7 +235,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
           for (int p = 0; p < lv.passes; ++p) call_kernel(*kd, tw, k, lhs.data(), 1, int(i) * cols, cols, y[i].data());
         };
         parallel_ns(w, task);
-        ns = fastest_of(b.reps, [&] { return parallel_ns(w, task); });
+        ns = fastest_of(lv.passes > 1 ? 3 * b.reps : b.reps, [&] { return parallel_ns(w, task); });
         bytes = double(tw.geo.panel_bytes) * tw.geo.panels * lv.passes;
       }
       const double per_worker = bytes / (w * ns * kCyclesPerNs);

@@ -175,7 +175,7 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr) {
   return best;
 }
 
-CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth) {
+CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth, bool expect_l3) {
   CacheLevels out;
   const size_t n = std::min(sizes.size(), bandwidth.size());
   if (n < 3) return out;
@@ -184,22 +184,23 @@ CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<dou
   std::vector<double> bw(n);
   double envelope = 0.0;
   for (size_t i = n; i-- > 0;) bw[i] = envelope = std::max(envelope, bandwidth[i]);
-  // The steepest fall over a doubling of the working set that starts at or after `from` and
-  // ends at or before `to`; the cache ends at the last size still above the geometric middle
-  // of the two sides. Returns the size, 0 when nothing falls by `min_drop`.
-  auto step = [&](double from, double to, double min_drop) -> size_t {
-    double steepest = 1.0;
+  // A fall of at least `min_drop` over a doubling of the working set that ends at or before
+  // `to`: the steepest, or the first; the cache ends at the last size still above the geometric
+  // middle of the two sides. 0 when there is none.
+  auto step = [&](double to, double min_drop, bool first) -> size_t {
+    double steepest = 1.0 - min_drop;
     size_t at = n;
     for (size_t i = 0; i < n; ++i) {
       size_t j = i;
       while (j < n && sizes[j] < 2 * sizes[i] * 0.999) ++j;
-      if (j >= n || sizes[i] < from || sizes[j] > to) continue;
-      if (bw[j] / bw[i] < steepest) {
+      if (j >= n || sizes[j] > to) continue;
+      if (bw[j] / bw[i] <= steepest) {
         steepest = bw[j] / bw[i];
         at = i;
+        if (first) break;
       }
     }
-    if (at == n || steepest > 1.0 - min_drop) return 0;
+    if (at == n) return 0;
     size_t j = at;
     while (j < n && sizes[j] < 2 * sizes[at] * 0.999) ++j;
     const double middle = std::sqrt(bw[at] * bw[j]);
@@ -207,16 +208,19 @@ CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<dou
     while (last + 1 < n && bw[last + 1] >= middle) ++last;
     return size_t(sizes[last]);
   };
-  // The last level before DRAM falls the most; an inner level must fall by 10 % over a
-  // doubling, below half of it.
-  const size_t outer = step(0.0, 1e300, 0.1);
+  // The last level before DRAM falls the most; the L2 is the first fall of 10 % below half of
+  // it. A single step is the L3 when the machine should have one (the L2 step was lost in
+  // noise), else the L2.
+  const size_t outer = step(1e300, 0.1, false);
   if (outer == 0) return out;
-  const size_t inner = step(0.0, double(outer) / 2, 0.1);
-  if (inner == 0) {
-    out.l2 = outer;
-  } else {
+  const size_t inner = step(double(outer) / 2, 0.1, true);
+  if (inner != 0) {
     out.l2 = inner;
     out.l3 = outer;
+  } else if (expect_l3) {
+    out.l3 = outer;
+  } else {
+    out.l2 = outer;
   }
   return out;
 }

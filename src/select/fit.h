@@ -42,14 +42,15 @@ KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr);
 // What the cost model predicts for a sample.
 double predict_cycles(const KernelCost& c, const KernelSample& s);
 
-// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each). Bandwidth,
-// made non-increasing, falls most over a doubling of the working set where the last cache ends
-// (l3, or l2 when there is no other step); a cache ends at the last size still above the
-// geometric middle of the bandwidth on either side. A step below half of it that falls by at
-// least 10 % is the L2. Either is 0 when not found.
+// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each). Bandwidth, made
+// non-increasing, falls most over a doubling of the working set where the last cache before
+// DRAM ends; the first fall of at least 10 % below half of that size is the L2. A cache ends at
+// the last size still above the geometric middle of the bandwidth on either side. With one
+// step only, it is the L3 if `expect_l3` (the L2 step was lost in noise), else the L2. 0: not
+// found.
 struct CacheLevels {
   size_t l2 = 0, l3 = 0;
 };
-CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth);
+CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth, bool expect_l3);
 
 }  // namespace lowbit
