@@ -84,13 +84,8 @@ TEST(GenericCosts, AKernelWithoutAnEntryBorrowsFromASibling) {
 
 // A record for this machine and this build, with every field set.
 TuningRecord host_record() {
-  TuningRecord r;
-  r.name = "test-record";
-  r.lowbit_version = library_version();
-  r.scope = "cpu";
+  TuningRecord r = record_for_this_machine("test-record");
   r.source = "tests/test_tuning.cpp";
-  r.cpu = host_signature();
-  r.registry = default_registry().fingerprint();
   r.caches = {32 * 1024, 768 * 1024, 24u << 20};
   r.bandwidth = {{30.0, 28.5}, {20.0, 18.0}, {9.0, 5.5}};
   r.task_cycles = 420.0;

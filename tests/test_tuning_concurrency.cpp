@@ -23,12 +23,8 @@ TEST(Concurrency, PlansWhileATuningRecordLoads) {
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   // A record for this machine whose numbers differ from the generic ones (other caches,
   // bandwidth, thread costs), so plans made under it differ too.
-  TuningRecord r;
-  r.name = "concurrency";
-  r.lowbit_version = library_version();
+  TuningRecord r = record_for_this_machine("concurrency");
   r.source = "tests/test_tuning_concurrency.cpp";
-  r.cpu = host_signature();
-  r.registry = default_registry().fingerprint();
   r.caches = {32 * 1024, 256 * 1024, 4u << 20};
   r.bandwidth = {{20.0, 20.0}, {8.0, 7.0}, {2.0, 1.5}};
   r.task_cycles = 5000.0;

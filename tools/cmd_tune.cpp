@@ -57,16 +57,6 @@ std::string today() {
   return buf;
 }
 
-void table_json(Json& j, const BandwidthTable& t) {
-  j.begin_object();
-  for (const auto& [name, v] : {std::pair{"l2", &t.l2}, std::pair{"l3", &t.l3}, std::pair{"dram", &t.dram}}) {
-    j.key(name).begin_array();
-    for (double x : *v) j.value(x);
-    j.end_array();
-  }
-  j.end_object();
-}
-
 std::string table_text(const std::vector<double>& v) {
   std::string s;
   for (double x : v) s += (s.empty() ? "" : " / ") + fmt(x, 1);
@@ -112,7 +102,7 @@ int cmd_tune(int argc, char** argv) {
   progress("caches: L2 " + cache_size_to_string(caches.l2) + ", L3 " + cache_size_to_string(caches.l3));
 
   // 2. Every kernel that runs here: cost terms fitted to L2-resident calls.
-  TuningRecord rec;
+  TuningRecord rec = record_for_this_machine(name);
   struct Fitted {
     const KernelDesc* kd;
     KernelFit fit;
@@ -143,11 +133,6 @@ int cmd_tune(int argc, char** argv) {
   progress("threading: 1.." + std::to_string(threads) + " workers");
   const Threading th = threading_cost(threads, budget);
 
-  rec.name = name;
-  rec.lowbit_version = library_version();
-  rec.scope = "cpu";
-  rec.cpu = host_signature();
-  rec.registry = reg.fingerprint();
   rec.caches = {prof.caches.l1d, l2_found ? caches.l2 : 0, caches.l3};
   rec.task_cycles = th.task_cycles;
   rec.dispatch_cycles = th.dispatch_cycles;
@@ -197,7 +182,7 @@ int cmd_tune(int argc, char** argv) {
       j.begin_object().field("bytes", sweep.sizes[i]).field("bytes_per_cycle", sweep.bytes_per_cycle[i]).end_object();
     j.end_array().end_object();
     j.key("bandwidth");
-    table_json(j, rec.bandwidth);
+    bandwidth_json(j, rec.bandwidth);
     j.key("threading").begin_object().field("task_cycles", th.task_cycles);
     j.key("dispatch_cycles").begin_array();
     for (double d : th.dispatch_cycles) j.value(d);
@@ -212,7 +197,7 @@ int cmd_tune(int argc, char** argv) {
       for (int b = 1; b <= 8; ++b) j.value(double(e.cost.dot[b]));
       j.end_array();
       j.key("bandwidth");
-      table_json(j, e.bandwidth);
+      bandwidth_json(j, e.bandwidth);
       j.end_object();
     }
     j.end_array();

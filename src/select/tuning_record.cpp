@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "registry/registry.h"
 #include "util/error.h"
-#include "util/json.h"
 
 #ifndef LOWBIT_VERSION_STRING
 #error "LOWBIT_VERSION_STRING must be defined by the build (src/CMakeLists.txt)"
@@ -35,16 +35,6 @@ std::string hex32(uint32_t v) {
 }
 
 // ---- writing ------------------------------------------------------------------------------
-
-void write_table(JsonWriter& j, const BandwidthTable& t) {
-  j.begin_object();
-  for (const auto& [name, v] : {std::pair{"l2", &t.l2}, std::pair{"l3", &t.l3}, std::pair{"dram", &t.dram}}) {
-    j.key(name).begin_array();
-    for (double x : *v) j.exact(x);
-    j.end_array();
-  }
-  j.end_object();
-}
 
 void write_by_bits(JsonWriter& j, const char* key, const float* v) {
   j.key(key).begin_array();
@@ -225,6 +215,26 @@ std::string version_major_minor(const std::string& v) {
 
 const char* library_version() { return LOWBIT_VERSION_STRING; }
 
+void bandwidth_json(JsonWriter& j, const BandwidthTable& t) {
+  j.begin_object();
+  for (const auto& [name, v] : {std::pair{"l2", &t.l2}, std::pair{"l3", &t.l3}, std::pair{"dram", &t.dram}}) {
+    j.key(name).begin_array();
+    for (double x : *v) j.exact(x);
+    j.end_array();
+  }
+  j.end_object();
+}
+
+TuningRecord record_for_this_machine(const std::string& name) {
+  TuningRecord r;
+  r.name = name;
+  r.lowbit_version = library_version();
+  r.scope = "cpu";
+  r.cpu = host_signature();
+  r.registry = default_registry().fingerprint();
+  return r;
+}
+
 std::string record_to_json(const TuningRecord& r) {
   JsonWriter j(2);
   j.begin_object();
@@ -246,7 +256,7 @@ std::string record_to_json(const TuningRecord& r) {
   j.key("caches").begin_object().field("l1d", (unsigned long long)r.caches.l1d);
   j.field("l2", (unsigned long long)r.caches.l2).field("l3", (unsigned long long)r.caches.l3).end_object();
   j.key("bandwidth");
-  write_table(j, r.bandwidth);
+  bandwidth_json(j, r.bandwidth);
   j.key("task_cycles").exact(r.task_cycles);
   j.key("dispatch_cycles").begin_array();
   for (double d : r.dispatch_cycles) j.exact(d);
@@ -269,7 +279,7 @@ std::string record_to_json(const TuningRecord& r) {
     }
     if (!e.bandwidth.empty()) {
       j.key("bandwidth");
-      write_table(j, e.bandwidth);
+      bandwidth_json(j, e.bandwidth);
     }
     j.key("fit_error").exact(e.fit_error);
     j.field("samples", e.samples).end_object();

@@ -13,6 +13,7 @@
 #include "cpu/cpu_id.h"
 #include "cpu/profile.h"
 #include "select/kernel_cost.h"
+#include "util/json.h"
 
 namespace lowbit {
 
@@ -69,8 +70,14 @@ struct TuningRecord {
   std::vector<PlanOverride> overrides;
 };
 
+// An empty record for this machine and this build: name, lowbit version, scope "cpu", the
+// host signature and the default registry's fingerprint.
+TuningRecord record_for_this_machine(const std::string& name);
+
 // The JSON text, with its checksum.
 std::string record_to_json(const TuningRecord& r);
+// A BandwidthTable as the record writes it: {"l2": [...], "l3": [...], "dram": [...]}.
+void bandwidth_json(JsonWriter& j, const BandwidthTable& t);
 
 // Parses and validates a record (format, checksum, every field's type and range). Throws
 // Error(corrupt_data) naming the problem. Does not check that it fits this machine.
