@@ -122,8 +122,8 @@ void progress(const std::string& line) { std::fprintf(stderr, "lowbit tune: %s\n
 
 TuneBudget tune_budget(bool quick, bool smoke) {
   if (smoke) return {2e3, 1, {4, 8}, {32}, 4.0 * MiB, 4.0, false, 1, 2e6};
-  if (quick) return {3e4, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, std::sqrt(2.0), true, 5, 2e8};
-  return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 7, 4e8};
+  if (quick) return {3e4, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, std::sqrt(2.0), true, 3, 1e8};
+  return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 5, 2e8};
 }
 
 std::vector<KernelSample> kernel_samples(const KernelDesc& kd, const TuneBudget& b, size_t l2) {
@@ -323,7 +323,7 @@ std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& sh
         size_t best = size_t(std::min_element(times.begin(), times.end()) - times.begin());
         double speedup = times[0] / times[best];
         if (best != 0 && speedup >= 1.03) {  // confirm head to head before believing it
-          const std::vector<double> again = interleaved_medians({fns[0], fns[best]}, 2 * reps);
+          const std::vector<double> again = interleaved_medians({fns[0], fns[best]}, reps + 2);
           speedup = again[0] / again[1];
         }
         const bool record = best != 0 && speedup >= 1.03;
