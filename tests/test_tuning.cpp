@@ -60,18 +60,24 @@ TEST(GenericCosts, ComputeCyclesIsTheWeightedSumOfItsTerms) {
 // sibling's cost and says so.
 TEST(GenericCosts, AKernelWithoutAnEntryBorrowsFromASibling) {
   const LayoutDesc& l = *find_layout("x86_avx2_n8k4s32");
+  const LayoutDesc& wide = *find_layout("x86_avx512_n16k4s64");
   const IsaSet avx2{Isa::avx2, Isa::fma, Isa::f16c};
+  const IsaSet avx512 = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq, Isa::avx512vnni};
   const Registry reg({{"qa8_qw_gemm_1x8c4__avx2", l.id, avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, stand_in},
                       {"qa8_qw_gemm_4x8c4__avx2", l.id, avx2, 4, {4, 4}, kAllBits, true, true, row_counts({1, 2, 4}), stand_in},
                       {"new_8x8c4__avx2", l.id, avx2, 8, {8, 4}, kAllBits, true, true, row_counts({8}), stand_in},
-                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, stand_in}},
-                     {&portable_layout(), &l});
+                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, stand_in},
+                      {"new_4x16c4__avx512", wide.id, avx512, 4, {4, 4}, kAllBits, true, true, kEveryRowCount, stand_in}},
+                     {&portable_layout(), &l, &wide});
   const Tuning generic;
   const Tuning::KernelCostFrom c = generic.kernel_cost(reg, *reg.kernel("new_8x8c4__avx2"), host_profile());
   EXPECT_NE(c.source.find("derived from qa8_qw_gemm_4x8c4__avx2"), std::string::npos) << c.source;
   EXPECT_EQ(c.cost.dot[4], find_cost(generic_costs(), "qa8_qw_gemm_4x8c4__avx2")->dot[4]);
   const Tuning::KernelCostFrom d = generic.kernel_cost(reg, *reg.kernel("new_1x1c1__scalar"), host_profile());
   EXPECT_NE(d.source.find("conservative default"), std::string::npos) << d.source;
+  // A new ISA tier's layout borrows from the tier below, the nearest mr.
+  const Tuning::KernelCostFrom e = generic.kernel_cost(reg, *reg.kernel("new_4x16c4__avx512"), host_profile());
+  EXPECT_NE(e.source.find("derived from qa8_qw_gemm_4x8c4__avx2"), std::string::npos) << e.source;
   PackedHeader h;
   h.layout = &l;
   h.problem = {256, 512, 4, 32, false, false};

@@ -62,19 +62,34 @@ const Tuning::KernelCostFrom* Tuning::own_cost(const Registry& reg, const Kernel
   return nullptr;
 }
 
+namespace {
+
+int isa_count(IsaSet s) {
+  int n = 0;
+  for (int i = 0; i < kIsaCount; ++i) n += s.has(Isa(i)) ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 Tuning::KernelCostFrom Tuning::kernel_cost(const Registry& reg, const KernelDesc& kd,
                                            const CpuProfile& prof) const {
   KernelCostFrom own;
   if (own_cost(reg, kd, prof, &own)) return own;
   // No entry: borrow from the closest sibling that has one. Same layout and mr first (another
-  // ISA tier of the same tile), then the same layout's nearest mr, then the same ISA's.
+  // ISA tier of the same tile), then the same layout's nearest mr, then the same ISA's, then
+  // the nearest lower ISA tier's (slower per value: a conservative guess for a new tier).
   const KernelDesc* best = nullptr;
   KernelCostFrom best_cost;
   int best_rank = 0;
   for (const KernelDesc& o : reg.kernels()) {
     if (&o == &kd) continue;
     const int d = std::abs(o.mr - kd.mr);
-    const int rank = o.layout_id == kd.layout_id ? d : o.requires == kd.requires ? 1000 + d : -1;
+    const int lower = kd.requires.contains(o.requires) ? isa_count(kd.requires.missing_from(o.requires)) : -1;
+    const int rank = o.layout_id == kd.layout_id ? d
+                     : o.requires == kd.requires ? 1000 + d
+                     : lower > 0                 ? 2000 + 100 * lower + d
+                                                 : -1;
     if (rank < 0 || (best != nullptr && rank >= best_rank)) continue;
     KernelCostFrom c;
     if (!own_cost(reg, o, prof, &c)) continue;
@@ -87,7 +102,8 @@ Tuning::KernelCostFrom Tuning::kernel_cost(const Registry& reg, const KernelDesc
     out = {best_cost.cost, concat("derived from ", best->name, " (", best_cost.source, "; ", kd.name,
                                   " has no cost entry)"), nullptr};
   } else {
-    // Nothing alike: as slow as the scalar kernel, so a calibrated kernel wins when there is one.
+    // Nothing alike, not even a lower tier: as slow as the scalar kernel, so a calibrated kernel
+    // wins when there is one.
     out = {uniform_cost(8.0f, 2.0f, 50.0f), concat("conservative default (", kd.name, " has no cost entry)"),
            nullptr};
   }

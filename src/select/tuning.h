@@ -55,8 +55,9 @@ class Tuning {
   };
   // The cost of `kd` (a kernel of `reg`) on `prof`: the record's entry when it applies and the
   // kernel's identity is unchanged, else the table's; a kernel in neither takes a sibling's
-  // (same layout and mr, else the same layout's nearest mr, else the same ISA's) or, failing
-  // all, a conservative default — never an error. Logged once per kernel.
+  // (same layout and mr, else the same layout's nearest mr, else the same ISA's, else the
+  // nearest lower ISA tier's) or, failing all, a conservative default — never an error.
+  // Logged once per kernel.
   KernelCostFrom kernel_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof) const;
 
   MachineNumbers machine(const CpuProfile& prof) const;
