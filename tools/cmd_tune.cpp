@@ -223,7 +223,7 @@ int cmd_tune(int argc, char** argv) {
   std::printf("thread pool: %.0f cycles per task, %s cycles per call\n\n", th.task_cycles,
               table_text(th.dispatch_cycles).c_str());
   std::vector<std::vector<std::string>> t = {
-      {"kernel", "samples", "unpack (4-bit)", "dot (4-bit)", "dot 3-bit/4-bit", "call", "group", "group_row",
+      {"kernel", "samples", "unpack (4-bit)", "dot (4-bit)", "3-bit / 4-bit", "call", "group", "group_row",
        "DRAM bytes/cycle", "worst error"}};
   for (const KernelEntry& e : rec.kernels)
     t.push_back({e.name, std::to_string(e.samples), fmt(e.cost.unpack[4], 4), fmt(e.cost.dot[4], 4),
