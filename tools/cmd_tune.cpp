@@ -107,12 +107,13 @@ int cmd_tune(int argc, char** argv) {
     const KernelDesc* kd;
     KernelFit fit;
   };
+  std::vector<const KernelDesc*> runnable;
+  for (const KernelDesc& kd : reg.kernels())
+    if (kd.fn != nullptr && prof.isa.contains(kd.requires)) runnable.push_back(&kd);
+  const std::vector<std::vector<KernelSample>> samples_of = kernel_samples(runnable, budget, caches.l2);
   std::vector<Fitted> fits;
-  for (const KernelDesc& kd : reg.kernels()) {
-    if (kd.fn == nullptr || !prof.isa.contains(kd.requires)) continue;
-    progress("kernel " + std::string(kd.name));
-    fits.push_back({&kd, fit_kernel(kernel_samples(kd, budget, caches.l2), reg.layout(kd.layout_id)->nr)});
-  }
+  for (size_t i = 0; i < runnable.size(); ++i)
+    fits.push_back({runnable[i], fit_kernel(samples_of[i], reg.layout(runnable[i]->layout_id)->nr)});
 
   // 3. Bandwidth at each level, 1..T workers: of the memory, and as each SIMD kernel reads
   //    (the scalar kernels never wait for memory).

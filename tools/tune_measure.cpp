@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include <numeric>
 
@@ -126,50 +127,90 @@ TuneBudget tune_budget(bool quick, bool smoke) {
   return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 5, 2e8};
 }
 
-std::vector<KernelSample> kernel_samples(const KernelDesc& kd, const TuneBudget& b, size_t l2) {
+std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const KernelDesc*>& kds, const TuneBudget& b,
+                                                     size_t l2) {
   const Registry& reg = default_registry();
-  const LayoutDesc& l = *reg.layout(kd.layout_id);
-  const KernelCost generic = Tuning().kernel_cost(reg, kd, host_profile()).cost;
   constexpr int k = 1024;
-  std::vector<int> rows;
-  for (int r = 1; r <= kd.mr; ++r)
-    if (kd.mr <= 4 || r == 1 || (kd.row_variants >> (r - 1) & 1u)) rows.push_back(r);
-  std::vector<KernelSample> out;
-  std::vector<float> y;
-  for (int bits : b.bits) {
-    if (!(kd.bits_mask >> bits & 1u)) continue;
-    for (int group : b.groups) {
-      const PackedGeometry g1 = make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16);
-      const double col_bytes = double(g1.panel_bytes) / l.nr;
-      const int small = l.nr;
-      // The larger block: a quarter of L2, and about 100 µs of the kernel's generic estimate.
-      const double est_per_col = compute_cycles(kd, generic, Uarch::unknown, {size_t(kd.mr), 1, k, size_t(group), bits});
-      const double fit = std::min(double(l2) / 4 / col_bytes, 3e5 / std::max(est_per_col, 1e-9));
-      const int big = std::max(16 * small, int(fit) / l.nr * l.nr);
-      const TimedWeights w = timed_weights(l, bits, group, k, big);
-      y.resize(size_t(kd.mr) * size_t(big));
-      for (int r : rows) {
-        const AlignedBuffer lhs = packed_lhs(kd, r, k, group);
-        // Narrow calls (1..8 panels, at 4 bits) show the group of columns the kernel works
-        // through; the others only need two sizes.
-        std::vector<int> cols = {8 * small, big};
-        if (bits == 4) cols.insert(cols.begin(), {small, 2 * small, 4 * small});
-        for (int n : cols) {
-          const double ns = fastest_of(b.reps, [&] {
-            return mean_ns_per_call([&] { call_kernel(kd, w, k, lhs.data(), r, 0, n, y.data()); }, b.min_call_ns);
-          });
-          KernelSample s;
-          s.bits = bits;
-          s.terms = block_terms(kd, {size_t(r), size_t(n), size_t(k), size_t(group), bits});
-          s.cols = n;
-          s.per_narrow_col = double(k) * effective_rows(kd, size_t(r));
-          s.fixed = double(kd.mr) * k / 16.0;  // the LHS re-read call_cycles charges
-          s.cycles = ns * kCyclesPerNs;
-          out.push_back(s);
+  // Every (kernel, bits, group, rows, columns) to time, with its weights and activations.
+  struct Config {
+    size_t kernel;
+    const TimedWeights* w;
+    const AlignedBuffer* lhs;
+    int rows;
+    KernelSample s;
+  };
+  std::vector<std::unique_ptr<TimedWeights>> weights;
+  std::vector<std::unique_ptr<AlignedBuffer>> lhs;
+  std::vector<Config> configs;
+  int max_cols = 0, max_mr = 1;
+  for (size_t ki = 0; ki < kds.size(); ++ki) {
+    const KernelDesc& kd = *kds[ki];
+    const LayoutDesc& l = *reg.layout(kd.layout_id);
+    const KernelCost generic = Tuning().kernel_cost(reg, kd, host_profile()).cost;
+    max_mr = std::max(max_mr, kd.mr);
+    std::vector<int> rows;
+    for (int r = 1; r <= kd.mr; ++r)
+      if (kd.mr <= 4 || r == 1 || (kd.row_variants >> (r - 1) & 1u)) rows.push_back(r);
+    const size_t lhs0 = lhs.size();
+    for (int group : b.groups)
+      for (int r : rows) lhs.push_back(std::make_unique<AlignedBuffer>(packed_lhs(kd, r, k, group)));
+    for (int bits : b.bits) {
+      if (!(kd.bits_mask >> bits & 1u)) continue;
+      for (size_t gi = 0; gi < b.groups.size(); ++gi) {
+        const int group = b.groups[gi];
+        const PackedGeometry g1 = make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16);
+        const double col_bytes = double(g1.panel_bytes) / l.nr;
+        const int small = l.nr;
+        // The larger block: a quarter of L2, and about 100 µs of the kernel's generic estimate.
+        const double est_per_col = compute_cycles(kd, generic, Uarch::unknown, {size_t(kd.mr), 1, k, size_t(group), bits});
+        const double fit = std::min(double(l2) / 4 / col_bytes, 3e5 / std::max(est_per_col, 1e-9));
+        const int big = std::max(16 * small, int(fit) / l.nr * l.nr);
+        max_cols = std::max(max_cols, big);
+        weights.push_back(std::make_unique<TimedWeights>(timed_weights(l, bits, group, k, big)));
+        for (size_t ri = 0; ri < rows.size(); ++ri) {
+          const int r = rows[ri];
+          // Narrow calls (1..8 panels, at 4 bits) show the group of columns the kernel works
+          // through; the others only need two sizes.
+          std::vector<int> cols = {8 * small, big};
+          if (bits == 4) cols.insert(cols.begin(), {small, 2 * small, 4 * small});
+          for (int n : cols) {
+            KernelSample s;
+            s.bits = bits;
+            s.terms = block_terms(kd, {size_t(r), size_t(n), size_t(k), size_t(group), bits});
+            s.cols = n;
+            s.per_narrow_col = double(k) * effective_rows(kd, size_t(r));
+            s.fixed = double(kd.mr) * k / 16.0;  // the LHS re-read call_cycles charges
+            s.cycles = std::numeric_limits<double>::infinity();
+            configs.push_back({ki, weights.back().get(), lhs[lhs0 + gi * rows.size() + ri].get(), r, s});
+          }
         }
       }
     }
   }
+  // Rounds over every configuration of every kernel in a shuffled order, keeping each one's
+  // fastest: a slow spell of the machine (a neighbour's build, a lower clock) lands on random
+  // samples, not on all of one kernel, row count or bit width, where it would bend the
+  // comparison the planner makes.
+  std::vector<float> y(size_t(max_mr) * size_t(max_cols));
+  std::vector<size_t> order(configs.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  for (int round = 0; round < b.reps; ++round) {
+    progress(concat("kernels: round ", round + 1, " of ", b.reps, " over ", configs.size(), " calls"));
+    for (size_t i = order.size(); i > 1; --i) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      std::swap(order[i - 1], order[size_t(seed % i)]);
+    }
+    for (size_t i : order) {
+      Config& c = configs[i];
+      const KernelDesc& kd = *kds[c.kernel];
+      const double ns = mean_ns_per_call(
+          [&] { call_kernel(kd, *c.w, k, c.lhs->data(), c.rows, 0, c.s.cols, y.data()); }, b.min_call_ns);
+      c.s.cycles = std::min(c.s.cycles, ns * kCyclesPerNs);
+    }
+  }
+  std::vector<std::vector<KernelSample>> out(kds.size());
+  for (const Config& c : configs) out[c.kernel].push_back(c.s);
   return out;
 }
 

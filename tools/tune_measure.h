@@ -31,10 +31,11 @@ TuneBudget tune_budget(bool quick, bool smoke);
 // Progress lines on stderr.
 void progress(const std::string& line);
 
-// Timed calls of `kd` alone (one thread): blocks of each row count it has code for, over two
-// column counts, at each bit width and group size of the budget. The payload of the larger
-// block stays under a quarter of `l2`.
-std::vector<KernelSample> kernel_samples(const KernelDesc& kd, const TuneBudget& b, size_t l2);
+// Timed calls of each kernel alone (one thread): blocks of each row count it has code for, over
+// several column counts, at each bit width and group size of the budget, every call of every
+// kernel interleaved. The payload of the largest block stays under a quarter of `l2`.
+std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const KernelDesc*>& kds, const TuneBudget& b,
+                                                     size_t l2);
 
 // Read bandwidth of one thread over working sets from 64 KiB up (sizes and bytes per cycle).
 struct Sweep {
