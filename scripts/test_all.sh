@@ -44,7 +44,7 @@ if [ "$stage" = all ] || [ "$stage" = tsan ]; then
   section "TSan build and concurrency tests"
   cmake -S . -B build-tsan -G Ninja -DLOWBIT_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=thread \
     -DLOWBIT_BUILD_TOOLS=OFF -DLOWBIT_EMULATED_TESTS=OFF >/dev/null
-  cmake --build build-tsan -j"$jobs" --target test_concurrency test_selection
+  cmake --build build-tsan -j"$jobs" --target test_concurrency test_tuning_concurrency test_selection
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure --no-tests=error -L concurrency)
   TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/test_selection --gtest_brief=1 --gtest_filter='PerCore.*'
 fi

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #ifndef LOWBIT_CLI
@@ -139,7 +140,7 @@ TEST(Cli, Explain) {
   const Result r = run("explain --n 4096 --k 4096 --m 7 --bits 4 --group 32 --json");
   ASSERT_EQ(r.status, 0);
   expect_json_with(r.out, {"profile", "layout", "candidates", "plan", "kernels", "name", "isa", "mr",
-                           "rows", "eligible", "reason", "cost"});
+                           "rows", "eligible", "reason", "cost", "source", "tuning", "machine", "override"});
   const Result portable = run("explain --n 64 --k 64 --m 1 --bits 3 --group 32 --target portable --json");
   ASSERT_EQ(portable.status, 0);
   EXPECT_NE(portable.out.find("\"name\":\"portable_n1k1s1\""), std::string::npos) << portable.out;
@@ -229,6 +230,50 @@ TEST(Cli, RegretOneCaseWithEveryOption) {
   r = run("regret --n 256 --m 5", "", true);
   EXPECT_EQ(r.status, 2) << "--n without --k";
   EXPECT_NE(r.out.find("--k"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RegretAtOtherBitWidthsAndGroups) {
+  const Result r = run("regret --n 128 --k 256 --m 3 --bits 2 --group 128 --reps 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_json_with(r.out, {"bits", "group", "tuning", "cases", "geomean"});
+  EXPECT_NE(r.out.find("\"bits\":2"), std::string::npos);
+  EXPECT_NE(r.out.find("\"group\":128"), std::string::npos);
+  EXPECT_EQ(run("regret --n 128 --k 256 --m 3 --bits 9").status, 2);
+}
+
+// `lowbit tune` on a tiny budget (--smoke): it writes a record, and that record is then used.
+TEST(Cli, TuneWritesARecordThatLoads) {
+  char tmpl[] = "/tmp/lowbit_cli_tune_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string env = "XDG_CACHE_HOME=" + dir + " LOWBIT_TUNING=";
+  Result r = run("tune --smoke --shapes 64:256,48:128 --json", env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_json_with(r.out, {"record", "caches", "sweep", "bandwidth", "threading", "kernels", "worst_error",
+                           "samples", "shapes", "speedup", "override", "overrides"});
+  EXPECT_NE(r.out.find("\"n\":48,\"k\":128,\"m\":4"), std::string::npos) << "every shape and m is measured";
+  // Written to the cache directory, by signature: the next run finds it there.
+  const size_t at = r.out.find("\"record\":\"") + 10;
+  const std::string path = r.out.substr(at, r.out.find('"', at) - at);
+  EXPECT_EQ(path.rfind(dir + "/lowbit/tuning-", 0), 0u) << path;
+  r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32 --json", env);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("\"tuning\":\"cache " + path), std::string::npos) << r.out.substr(0, 400);
+  // LOWBIT_TUNING names a file; LOWBIT_LOG=tuning says which record is used.
+  r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32", "LOWBIT_LOG=tuning LOWBIT_TUNING=" + path, true);
+  EXPECT_NE(r.out.find("using file " + path), std::string::npos) << r.out.substr(0, 400);
+  r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32", "LOWBIT_LOG=tuning LOWBIT_TUNING=none", true);
+  EXPECT_NE(r.out.find("using generic (LOWBIT_TUNING=none)"), std::string::npos) << r.out.substr(0, 400);
+  // A damaged record is skipped with a message.
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, 100, SEEK_SET);
+  std::fputc('#', f);
+  std::fclose(f);
+  r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32", "LOWBIT_LOG=tuning " + env, true);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("ignored: tuning record: checksum"), std::string::npos) << r.out.substr(0, 600);
+  EXPECT_EQ(run("tune --shapes nonsense --smoke --out " + dir + "/x.json").status, 2);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -1,12 +1,22 @@
 // Tuning: costs as data looked up by kernel name (the generic table, records), the fallback for
 // a kernel nobody measured, tuning records (parse, validate, look up) and plan overrides.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <string>
 
 #include "format/layouts.h"
+#include "format/packed_weights.h"
+#include "lowbit/lowbit.h"
+#include "ops/linear.h"
 #include "registry/registry.h"
 #include "select/cost_model.h"
+#include "select/explain.h"
 #include "select/plan.h"
 #include "select/select_layout.h"
 #include "select/tuning.h"
@@ -15,12 +25,23 @@
 namespace lowbit {
 namespace {
 
+// Before anything looks a tuning up: messages on, and an empty cache directory of our own (the
+// user's cache must not decide what these tests see).
+const std::string g_dir = [] {
+  char tmpl[] = "/tmp/lowbit_test_tuning_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  setenv("LOWBIT_LOG", "tuning", 1);
+  unsetenv("LOWBIT_TUNING");
+  return dir;
+}();
+
 void stand_in(const GemmShape&, const UKernelArgs&) {}
 
 TEST(GenericCosts, EveryBuiltinKernelHasAnEntry) {
   const Tuning generic;
   for (const KernelDesc& kd : default_registry().kernels())
-    EXPECT_EQ(generic.kernel_cost(default_registry(), kd).source, "generic") << kd.name;
+    EXPECT_EQ(generic.kernel_cost(default_registry(), kd, host_profile()).source, "generic") << kd.name;
 }
 
 TEST(GenericCosts, ComputeCyclesIsTheWeightedSumOfItsTerms) {
@@ -39,24 +60,348 @@ TEST(GenericCosts, ComputeCyclesIsTheWeightedSumOfItsTerms) {
 // sibling's cost and says so.
 TEST(GenericCosts, AKernelWithoutAnEntryBorrowsFromASibling) {
   const LayoutDesc& l = *find_layout("x86_avx2_n8k4s32");
+  const LayoutDesc& wide = *find_layout("x86_avx512_n16k4s64");
   const IsaSet avx2{Isa::avx2, Isa::fma, Isa::f16c};
+  const IsaSet avx512 = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq, Isa::avx512vnni};
   const Registry reg({{"qa8_qw_gemm_1x8c4__avx2", l.id, avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, stand_in},
                       {"qa8_qw_gemm_4x8c4__avx2", l.id, avx2, 4, {4, 4}, kAllBits, true, true, row_counts({1, 2, 4}), stand_in},
                       {"new_8x8c4__avx2", l.id, avx2, 8, {8, 4}, kAllBits, true, true, row_counts({8}), stand_in},
-                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, stand_in}},
-                     {&portable_layout(), &l});
+                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, stand_in},
+                      {"new_4x16c4__avx512", wide.id, avx512, 4, {4, 4}, kAllBits, true, true, kEveryRowCount, stand_in}},
+                     {&portable_layout(), &l, &wide});
   const Tuning generic;
-  const Tuning::KernelCostFrom c = generic.kernel_cost(reg, *reg.kernel("new_8x8c4__avx2"));
+  const Tuning::KernelCostFrom c = generic.kernel_cost(reg, *reg.kernel("new_8x8c4__avx2"), host_profile());
   EXPECT_NE(c.source.find("derived from qa8_qw_gemm_4x8c4__avx2"), std::string::npos) << c.source;
   EXPECT_EQ(c.cost.dot[4], find_cost(generic_costs(), "qa8_qw_gemm_4x8c4__avx2")->dot[4]);
-  const Tuning::KernelCostFrom d = generic.kernel_cost(reg, *reg.kernel("new_1x1c1__scalar"));
+  const Tuning::KernelCostFrom d = generic.kernel_cost(reg, *reg.kernel("new_1x1c1__scalar"), host_profile());
   EXPECT_NE(d.source.find("conservative default"), std::string::npos) << d.source;
+  // A new ISA tier's layout borrows from the tier below, the nearest mr.
+  const Tuning::KernelCostFrom e = generic.kernel_cost(reg, *reg.kernel("new_4x16c4__avx512"), host_profile());
+  EXPECT_NE(e.source.find("derived from qa8_qw_gemm_4x8c4__avx2"), std::string::npos) << e.source;
   PackedHeader h;
   h.layout = &l;
   h.problem = {256, 512, 4, 32, false, false};
   PlanExplanation ex;
   for (int m : {1, 3, 8, 17, 64})
     EXPECT_NO_THROW(make_plan(reg, parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen3"), h, m, 2, &ex, true, &generic));
+}
+
+// ---- records ------------------------------------------------------------------------------
+
+// A record for this machine and this build, with every field set.
+TuningRecord host_record() {
+  TuningRecord r = record_for_this_machine("test-record");
+  r.source = "tests/test_tuning.cpp";
+  r.caches = {32 * 1024, 768 * 1024, 24u << 20};
+  r.bandwidth = {{30.0, 28.5}, {20.0, 18.0}, {9.0, 5.5}};
+  r.task_cycles = 420.0;
+  r.dispatch_cycles = {0.0, 3000.0};
+  for (const KernelDesc& kd : default_registry().kernels()) {
+    KernelEntry e;
+    e.name = kd.name;
+    e.identity = default_registry().identity(kd);
+    e.cost = *find_cost(generic_costs(), kd.name);
+    e.cost.call *= 1.5f;
+    e.cost.dot[3] *= 1.6f;
+    e.bandwidth = {{25.0}, {15.0, 14.0}, {7.0, 4.0}};
+    e.fit_error = 0.031;
+    e.samples = 160;
+    r.kernels.push_back(e);
+  }
+  PlanOverride o;
+  o.layout = "portable_n1k1s1";
+  o.n = 64;
+  o.k = 128;
+  o.bits = 4;
+  o.group = 32;
+  o.m = 5;
+  o.threads = 1;
+  o.segments = {{"qa8_qw_gemm_4x1c1__scalar", 4}, {"qa8_qw_gemm_1x1c1__scalar", 1}};
+  o.row_tile = 8;
+  o.col_tile = 2;  // 32 tiny tasks: not what the model would pick
+  o.speedup = 1.07;
+  r.overrides.push_back(o);
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = g_dir + "/" + name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+TEST(TuningRecord, RoundTrip) {
+  const TuningRecord r = host_record();
+  const std::string text = record_to_json(r);
+  const TuningRecord back = parse_record(text);
+  EXPECT_EQ(record_to_json(back), text);
+  EXPECT_EQ(back.name, r.name);
+  EXPECT_EQ(back.cpu.id.vendor, r.cpu.id.vendor);
+  EXPECT_EQ(back.cpu.isa, r.cpu.isa);
+  EXPECT_EQ(back.caches.l3, r.caches.l3);
+  EXPECT_EQ(back.bandwidth.dram, r.bandwidth.dram);
+  ASSERT_EQ(back.kernels.size(), r.kernels.size());
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    EXPECT_EQ(back.kernels[i].identity, r.kernels[i].identity);
+    for (int b = 1; b <= kMaxBits; ++b) EXPECT_EQ(back.kernels[i].cost.dot[b], r.kernels[i].cost.dot[b]);
+    EXPECT_EQ(back.kernels[i].cost.call, r.kernels[i].cost.call);
+    EXPECT_EQ(back.kernels[i].cost.prefers[0].uarch, r.kernels[i].cost.prefers[0].uarch);
+  }
+  ASSERT_EQ(back.overrides.size(), 1u);
+  EXPECT_EQ(back.overrides[0].segments, r.overrides[0].segments);
+  EXPECT_EQ(record_mismatch(back, host_signature()), "");
+}
+
+// What the planner decides over a spread of problems, with a given tuning.
+std::vector<std::string> plans(const Tuning& t) {
+  std::vector<std::string> out;
+  const CpuProfile& prof = host_profile();
+  for (const WeightProblem& p : {WeightProblem{64, 128, 4, 32, false, false}, WeightProblem{4096, 4096, 3, 32, true, false},
+                                 WeightProblem{14336, 4096, 4, 128, false, false}}) {
+    const LayoutDecision d = select_layout(default_registry(), prof, p, &t);
+    for (const LayoutDesc* l : {d.winner, &portable_layout()}) {
+      PackedHeader h;
+      h.layout = l;
+      h.problem = p;
+      for (int m : {1, 3, 5, 16, 100})
+        for (int threads : {1, 2}) {
+          const ExecPlan e = make_plan(default_registry(), prof, h, m, threads, nullptr, true, &t);
+          out.push_back(concat(d.winner->name, " ", format_plan(e, h, nullptr)));
+        }
+    }
+  }
+  return out;
+}
+
+// LOWBIT_TUNING=<text in a file>: the lookup's result, and what it logged.
+std::shared_ptr<const Tuning> lookup_with(const std::string& text, std::string* log) {
+  setenv("LOWBIT_TUNING", write_temp("record.json", text).c_str(), 1);
+  testing::internal::CaptureStderr();
+  std::shared_ptr<const Tuning> t = lookup_tuning();
+  *log = testing::internal::GetCapturedStderr();
+  unsetenv("LOWBIT_TUNING");
+  return t;
+}
+
+// A record the lookup must skip: with a message, falling back to what it finds without it, so
+// every plan is the same as without it.
+void expect_ignored(const std::string& text, const std::string& why) {
+  const std::shared_ptr<const Tuning> without = lookup_tuning();
+  std::string log;
+  const std::shared_ptr<const Tuning> with = lookup_with(text, &log);
+  EXPECT_EQ(with->origin(), without->origin()) << why;
+  EXPECT_NE(log.find("ignored"), std::string::npos) << why << ": " << log;
+  EXPECT_EQ(plans(*with), plans(*without)) << why;
+}
+
+TEST(TuningRecord, AValidRecordIsUsedAndChangesTheNumbers) {
+  std::string log;
+  const std::shared_ptr<const Tuning> t = lookup_with(record_to_json(host_record()), &log);
+  EXPECT_EQ(t->origin().rfind("file ", 0), 0u) << t->origin();
+  EXPECT_NE(log.find("using file"), std::string::npos) << log;
+  ASSERT_TRUE(t->applies_to(host_profile()));
+  const KernelDesc& kd = default_registry().kernels().front();
+  const Tuning::KernelCostFrom c = t->kernel_cost(default_registry(), kd, host_profile());
+  EXPECT_EQ(c.source, t->origin());
+  EXPECT_EQ(c.cost.call, find_cost(generic_costs(), kd.name)->call * 1.5f);
+  const MachineNumbers m = t->machine(host_profile());
+  EXPECT_EQ(m.l3, 24u << 20);
+  EXPECT_EQ(m.task_cycles, 420.0);
+  EXPECT_NE(plans(*t), plans(Tuning()));
+}
+
+TEST(TuningRecord, EveryTruncationIsIgnored) {
+  const std::string text = record_to_json(host_record());
+  for (size_t len = 0; len < text.size(); ++len) {
+    try {
+      parse_record(text.substr(0, len));
+      ADD_FAILURE() << "a record truncated to " << len << " bytes was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::corrupt_data) << len;
+    }
+  }
+  for (size_t len : {size_t(0), size_t(10), text.size() / 2, text.size() - 2})
+    expect_ignored(text.substr(0, len), concat("truncated to ", len));
+}
+
+TEST(TuningRecord, EveryFlippedByteIsIgnored) {
+  const std::string text = record_to_json(host_record());
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string bad = text;
+    bad[i] = char(bad[i] ^ (1 << (i % 8)));
+    try {
+      parse_record(bad);
+      ADD_FAILURE() << "a record with byte " << i << " flipped was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::corrupt_data) << i;
+    }
+  }
+  std::string bad = text;
+  bad[text.size() / 3] ^= 0x20;
+  expect_ignored(bad, "a flipped byte");
+}
+
+TEST(TuningRecord, AnotherCpuVersionOrFormatIsIgnored) {
+  TuningRecord r = host_record();
+  r.cpu.id.model += 1;
+  expect_ignored(record_to_json(r), "another CPU model");
+  r = host_record();
+  r.cpu.cores += 1;
+  expect_ignored(record_to_json(r), "another core count");
+  r = host_record();
+  r.cpu.isa = r.cpu.isa | IsaSet{Isa::avx512vnni, Isa::i8mm};
+  expect_ignored(record_to_json(r), "another ISA set");
+  r = host_record();
+  r.lowbit_version = "9.9.0";
+  expect_ignored(record_to_json(r), "another lowbit version");
+  r = host_record();
+  r.format = kTuningFormat + 1;
+  expect_ignored(record_to_json(r), "another format");
+  // A uarch-scope record (a built-in one) needs only the vendor and uarch.
+  r = host_record();
+  r.scope = "uarch";
+  r.cpu.id.model += 1;
+  r.cpu.cores += 7;
+  EXPECT_EQ(record_mismatch(r, host_signature()), "");
+  r.cpu.id.vendor = "SomeoneElse";
+  EXPECT_NE(record_mismatch(r, host_signature()), "");
+}
+
+TEST(TuningRecord, AbsurdValuesAreIgnored) {
+  const std::vector<std::pair<std::string, std::function<void(TuningRecord&)>>> edits = {
+      {"negative dot", [](TuningRecord& r) { r.kernels[0].cost.dot[4] = -0.01f; }},
+      {"NaN unpack", [](TuningRecord& r) { r.kernels[1].cost.unpack[2] = std::nanf(""); }},
+      {"huge call", [](TuningRecord& r) { r.kernels[0].cost.call = 1e30f; }},
+      {"infinite group", [](TuningRecord& r) { r.kernels[0].cost.group = INFINITY; }},
+      {"zero bandwidth", [](TuningRecord& r) { r.bandwidth.dram[0] = 0.0; }},
+      {"huge bandwidth", [](TuningRecord& r) { r.kernels[2].bandwidth.l2[0] = 1e9; }},
+      {"negative task cost", [](TuningRecord& r) { r.task_cycles = -5; }},
+      {"huge cache", [](TuningRecord& r) { r.caches.l2 = size_t(1) << 40; }},
+      {"override rows", [](TuningRecord& r) { r.overrides[0].segments[1].second = 2; }},
+      {"override bits", [](TuningRecord& r) { r.overrides[0].bits = 11; }},
+      {"bad kernel name", [](TuningRecord& r) { r.kernels[0].name = "a b"; }},
+      {"bad identity", [](TuningRecord& r) { r.kernels[0].identity = "xyz"; }},
+  };
+  for (const auto& [what, edit] : edits) {
+    TuningRecord r = host_record();
+    edit(r);
+    const std::string text = record_to_json(r);
+    try {
+      parse_record(text);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::corrupt_data) << what;
+    }
+    expect_ignored(text, what);
+  }
+}
+
+TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
+  TuningRecord r = host_record();
+  const KernelDesc& first = default_registry().kernels().front();
+  r.kernels[0].identity = "0123456789abcdef";  // measured on a kernel that has changed since
+  r.registry = "fedcba9876543210";             // and with another candidate set
+  const Tuning t(std::make_shared<TuningRecord>(r), "test");
+  EXPECT_EQ(t.kernel_cost(default_registry(), first, host_profile()).source, "generic");
+  const KernelDesc& second = default_registry().kernels()[1];
+  EXPECT_EQ(t.kernel_cost(default_registry(), second, host_profile()).source, "test");
+  PackedHeader h;
+  h.layout = &portable_layout();
+  h.problem = {64, 128, 4, 32, false, false};
+  EXPECT_EQ(t.find_override(default_registry(), host_profile(), h, 5, 1), nullptr);
+  // On a machine the record does not describe, nothing of it is used.
+  const CpuProfile other = parse_profile_spec("arm64:neon;cores=3xcortex-a53");
+  EXPECT_FALSE(t.applies_to(other));
+  EXPECT_EQ(t.kernel_cost(default_registry(), second, other).source, "generic");
+}
+
+TEST(TuningRecord, AnOverrideDecidesAndExplainSaysSo) {
+  const TuningRecord r = host_record();
+  const Tuning t(std::make_shared<TuningRecord>(r), "file override-test.json");
+  PackedHeader h;
+  h.layout = &portable_layout();
+  h.problem = {64, 128, 4, 32, false, false};
+  PlanExplanation ex;
+  const ExecPlan p = make_plan(default_registry(), host_profile(), h, 5, 1, &ex, true, &t);
+  EXPECT_EQ(p.row_tile, 8);
+  EXPECT_EQ(p.col_tile, 2);
+  ASSERT_EQ(p.per_uarch[0].num_segments, 2);
+  EXPECT_STREQ(p.per_uarch[0].seg[0].kernel->name, "qa8_qw_gemm_4x1c1__scalar");
+  EXPECT_STREQ(p.per_uarch[0].seg[1].kernel->name, "qa8_qw_gemm_1x1c1__scalar");
+  EXPECT_NE(ex.override_note.find("override-test.json"), std::string::npos) << ex.override_note;
+  EXPECT_NE(format_plan(p, h, &ex).find("decided by plan override from file override-test.json"), std::string::npos);
+  // The model alone would not have chosen it; other m and threads are the model's.
+  const Tuning no_overrides = [&] {
+    TuningRecord r2 = r;
+    r2.overrides.clear();
+    return Tuning(std::make_shared<TuningRecord>(r2), "same record without overrides");
+  }();
+  EXPECT_FALSE(same_plan(make_plan(default_registry(), host_profile(), h, 5, 1, nullptr, true, &no_overrides), p));
+  for (auto [m, threads] : {std::pair{5, 2}, std::pair{4, 1}}) {
+    PlanExplanation e2;
+    const ExecPlan q = make_plan(default_registry(), host_profile(), h, m, threads, &e2, true, &t);
+    EXPECT_TRUE(e2.override_note.empty());
+    EXPECT_TRUE(same_plan(q, make_plan(default_registry(), host_profile(), h, m, threads, nullptr, true, &no_overrides)));
+  }
+}
+
+TEST(TuningRecord, LoadingARecordRetiresCachedPlans) {
+  const WeightProblem p{64, 128, 4, 32, false, false};
+  const test::Weights w = test::random_weights(p, 5);
+  const PackedWeights pw = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr,
+                                               nullptr, "portable");
+  const test::Activations x = test::random_activations(5, p.k, 6);
+  std::vector<float> y(size_t(5) * p.n);
+  LinearOptions o;
+  o.num_threads = 1;
+  pw.linear(5, x.x, y.data(), o);  // cached under the tuning in use
+  const ExecPlan* before = pw.impl().cache.find(plan_key(5, 1));
+  ASSERT_NE(before, nullptr);
+  ASSERT_EQ(lowbit_load_tuning(write_temp("override.json", record_to_json(host_record())).c_str()), LOWBIT_OK)
+      << lowbit_last_error();
+  EXPECT_EQ(pw.impl().cache.find(plan_key(5, 1)), nullptr) << "the old plan must not be found";
+  std::vector<float> y2(y.size());
+  pw.linear(5, x.x, y2.data(), o);
+  const ExecPlan* after = pw.impl().cache.find(plan_key(5, 1));
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->row_tile, 8) << "the record's override";
+  EXPECT_EQ(std::memcmp(y.data(), y2.data(), y.size() * sizeof(float)), 0) << "a record never changes results";
+  EXPECT_EQ(lowbit_load_tuning(nullptr), LOWBIT_OK);
+}
+
+TEST(TuningRecord, CApiSaysWhyARecordIsRefused) {
+  const std::shared_ptr<const Tuning> before = active_tuning();
+  EXPECT_EQ(lowbit_load_tuning((g_dir + "/no-such-file.json").c_str()), LOWBIT_IO_ERROR);
+  EXPECT_NE(std::string(lowbit_last_error()).find("no-such-file"), std::string::npos);
+  const std::string text = record_to_json(host_record());
+  EXPECT_EQ(lowbit_load_tuning(write_temp("cut.json", text.substr(0, text.size() / 2)).c_str()), LOWBIT_CORRUPT_DATA);
+  TuningRecord other = host_record();
+  other.cpu.id.stepping += 1;
+  EXPECT_EQ(lowbit_load_tuning(write_temp("other.json", record_to_json(other)).c_str()), LOWBIT_UNSUPPORTED);
+  EXPECT_NE(std::string(lowbit_last_error()).find("another CPU"), std::string::npos) << lowbit_last_error();
+  EXPECT_EQ(active_tuning(), before) << "a refused record leaves the tuning in use";
+  try {
+    load_tuning(g_dir + "/cut.json");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::corrupt_data);
+  }
+}
+
+TEST(TuningRecord, BuiltinRecordsAreValid) {
+  for (const BuiltinRecord& b : builtin_records()) {
+    const TuningRecord r = parse_record(b.text);
+    EXPECT_FALSE(r.source.empty()) << b.file << ": a built-in record says where its numbers came from";
+    EXPECT_EQ(r.lowbit_version.substr(0, 4), std::string(library_version()).substr(0, 4)) << b.file;
+  }
+}
+
+TEST(TuningRecord, NoRecordMeansGenericNumbers) {
+  setenv("LOWBIT_TUNING", "none", 1);
+  const std::shared_ptr<const Tuning> t = lookup_tuning();
+  unsetenv("LOWBIT_TUNING");
+  EXPECT_EQ(t->record(), nullptr);
+  EXPECT_EQ(plans(*t), plans(Tuning()));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "registry/registry.h"
 #include "select/plan.h"
 #include "select/select_layout.h"
+#include "select/tuning.h"
 #include "test_util.h"
 
 namespace lowbit {
@@ -47,7 +48,7 @@ void expect_prefill(const UarchPlan& up, const Want& want, int m, const std::str
     EXPECT_TRUE(test::ends_with(up.seg[i].kernel->name, want.tier)) << ctx << " " << up.seg[i].kernel->name;
 }
 
-void check_profile(const CpuProfile& prof, const std::string& what) {
+void check_profile_with(const CpuProfile& prof, const std::string& what, const Tuning* tuning) {
   const Registry& reg = default_registry();
   const Want want = expected(prof.isa);
   const WeightProblem shapes[] = {
@@ -58,22 +59,36 @@ void check_profile(const CpuProfile& prof, const std::string& what) {
   for (const WeightProblem& p : shapes) {
     const std::string ctx = what + " (" + prof.isa.to_string() + ") n=" + std::to_string(p.n) +
                             " k=" + std::to_string(p.k) + " bits=" + std::to_string(p.bits);
-    const LayoutDecision d = select_layout(reg, prof, p);
+    const LayoutDecision d = select_layout(reg, prof, p, tuning);
     ASSERT_NE(d.winner, nullptr) << ctx;
     EXPECT_STREQ(d.winner->name, want.layout) << ctx;
     PackedHeader h;
     h.layout = d.winner;
     h.problem = p;
-    const ExecPlan one = make_plan(reg, prof, h, 1, 1);
-    ASSERT_EQ(one.per_uarch[0].num_segments, 1) << ctx;
-    EXPECT_STREQ(one.per_uarch[0].seg[0].kernel->name, want.gemv) << ctx << " m=1";
-    const ExecPlan four = make_plan(reg, prof, h, 4, 1);
-    EXPECT_STREQ(four.per_uarch[0].seg[0].kernel->name, want.gemm4) << ctx << " m=4";
+    const ExecPlan one = make_plan(reg, prof, h, 1, 1, nullptr, true, tuning);
+    const ExecPlan four = make_plan(reg, prof, h, 4, 1, nullptr, true, tuning);
+    if (tuning != nullptr) {
+      ASSERT_EQ(one.per_uarch[0].num_segments, 1) << ctx;
+      EXPECT_STREQ(one.per_uarch[0].seg[0].kernel->name, want.gemv) << ctx << " m=1";
+      EXPECT_STREQ(four.per_uarch[0].seg[0].kernel->name, want.gemm4) << ctx << " m=4";
+    } else {
+      for (const ExecPlan* e : {&one, &four})
+        for (int i = 0; i < e->per_uarch[0].num_segments; ++i)
+          EXPECT_TRUE(test::ends_with(e->per_uarch[0].seg[i].kernel->name, want.tier)) << ctx;
+    }
     for (int threads : {1, 2}) {
-      const ExecPlan many = make_plan(reg, prof, h, 128, threads);
+      const ExecPlan many = make_plan(reg, prof, h, 128, threads, nullptr, true, tuning);
       expect_prefill(many.per_uarch[0], want, 128, ctx + " m=128");
     }
   }
+}
+
+// With the generic numbers, the exact kernels; with the tuning in use (a record measured on this
+// machine, which may rank two near-equal kernels either way), the layout and the ISA tier.
+void check_profile(const CpuProfile& prof, const std::string& what) {
+  const Tuning generic;
+  for (const Tuning* t : {&generic, static_cast<const Tuning*>(nullptr)})
+    check_profile_with(prof, what + (t ? "" : ", " + active_tuning()->origin()), t);
 }
 
 TEST(X86Selection, HostProfileAsCapped) {

@@ -22,15 +22,6 @@ namespace lowbit::cli {
 
 namespace {
 
-bool same_plan(const ExecPlan& a, const ExecPlan& b) {
-  if (a.row_tile != b.row_tile || a.col_tile != b.col_tile) return false;
-  const UarchPlan &x = a.per_uarch[0], &y = b.per_uarch[0];
-  if (x.num_segments != y.num_segments) return false;
-  for (int i = 0; i < x.num_segments; ++i)
-    if (x.seg[i].kernel != y.seg[i].kernel || x.seg[i].rows != y.seg[i].rows) return false;
-  return true;
-}
-
 struct Option {
   std::string name;
   double est_ns, t_ns;
@@ -113,7 +104,7 @@ int cmd_regret(int argc, char** argv) {
   if (args.flag("json")) {
     Json j;
     j.begin_object().field("profile", host_profile().to_spec()).field("threads", threads).field("bits", bits)
-        .field("group", group).field("reps", reps);
+        .field("group", group).field("reps", reps).field("tuning", active_tuning()->origin());
     j.key("cases").begin_array();
     for (const Case& c : cases) {
       j.begin_object().field("n", c.n).field("k", c.k).field("m", c.m).field("chosen", c.chosen)
@@ -131,8 +122,9 @@ int cmd_regret(int argc, char** argv) {
     std::printf("%s\n", j.str().c_str());
     return 0;
   }
-  std::printf("lowbit regret: %d-bit, group %d, %d thread(s), medians of %d interleaved runs per candidate\n",
-              bits, group, threads, reps);
+  std::printf("lowbit regret: %d-bit, group %d, %d thread(s), medians of %d interleaved runs per candidate\n"
+              "numbers: %s\n",
+              bits, group, threads, reps, active_tuning()->origin().c_str());
   std::vector<std::vector<std::string>> table = {{"n x k", "m", "plans", "regret", "chosen", "best"}};
   for (const Case& c : cases)
     table.push_back({std::to_string(c.n) + "x" + std::to_string(c.k), std::to_string(c.m),

@@ -55,6 +55,7 @@ void candidates_json(Json& j, const std::vector<Candidate>& cs) {
     if (c.eligible) j.null(); else j.value(c.reason);
     j.key("cost");
     if (c.eligible) j.value(c.cost_ns); else j.null();
+    if (!c.source.empty()) j.field("source", c.source);
     j.end_object();
   }
   j.end_array();
@@ -146,7 +147,10 @@ std::string explanation_json(const Explanation& e) {
   j.key("plan").begin_object();
   j.field("m", e.m).field("threads", e.threads).field("row_tile", e.plan.row_tile)
       .field("col_tile", e.plan.col_tile);
-  j.field("winner", e.plan_candidates.winner);
+  j.field("winner", e.plan_candidates.winner).field("tuning", e.plan_candidates.tuning)
+      .field("machine", e.plan_candidates.machine);
+  j.key("override");
+  if (e.plan_candidates.override_note.empty()) j.null(); else j.value(e.plan_candidates.override_note);
   j.key("kernels");
   plan_kernels_json(j, e.plan);
   j.key("candidates");

@@ -28,13 +28,21 @@ const char kUsage[] =
   "          [--busy P] [--json] [--quick]  latency p50/p90/p99/max at 1 and T threads,\n"
   "                                         with P busy processes running meanwhile\n"
     "  regret  [--json] [--quick] [--all] [--n N --k K] [--m M] [--threads T] [--reps R]\n"
-    "                                         time every candidate plan vs the chosen one\n"
+    "          [--bits B] [--group G]         time every candidate plan vs the chosen one\n"
+    "  tune    [--quick] [--threads T] [--shapes SPEC] [--bits B] [--group G] [--out FILE]\n"
+    "          [--name NAME] [--json]         measure this machine, write a tuning record\n"
+    "          (default: the user's cache, where it is found next time); SPEC: a model or\n"
+    "          N:K,N:K,... whose measured winners become plan overrides\n"
+    "  tune    --from-measurements DIR --out FILE\n"
+    "                                         a record fitted to another CPU's regret runs\n"
     "\n"
     "models: llama3-8b (default), llama3.2-1b, qwen2.5-0.5b\n"
     "targets: portable, x86-avx2, x86-avxvnni, x86-avx512vnni, aarch64-neon, aarch64-dotprod,\n"
     "         aarch64-i8mm (default: this CPU)\n"
     "environment: LOWBIT_ISA=<cap> caps the ISA (scalar, avx2, avx2+avxvnni, avx512, neon, ...);\n"
-    "             LOWBIT_LOG=select prints each fresh selection decision\n";
+    "             LOWBIT_LOG=select prints each fresh selection decision (and where its numbers\n"
+    "             came from), LOWBIT_LOG=tuning which tuning record is used or why one is not;\n"
+    "             LOWBIT_TUNING=<file> uses that record, LOWBIT_TUNING=none generic numbers\n";
 
 struct Command {
   const char* name;
@@ -45,7 +53,7 @@ const Command kCommands[] = {
     {"info", lowbit::cli::cmd_info},       {"explain", lowbit::cli::cmd_explain},
     {"run", lowbit::cli::cmd_run},         {"pack", lowbit::cli::cmd_pack},
     {"inspect", lowbit::cli::cmd_inspect}, {"bench", lowbit::cli::cmd_bench},
-    {"regret", lowbit::cli::cmd_regret},
+    {"regret", lowbit::cli::cmd_regret},   {"tune", lowbit::cli::cmd_tune},
 };
 
 }  // namespace

@@ -62,6 +62,14 @@ lowbit_status lowbit_repack(const lowbit_packed_weights* w, const char* target,
 
 void lowbit_free(lowbit_packed_weights* w);
 
+/* Makes the tuning record at `path` (written by `lowbit tune`, docs/tuning.md) the one the
+ * planner uses from now on. LOWBIT_IO_ERROR: unreadable; LOWBIT_CORRUPT_DATA: not a valid
+ * record (truncated, corrupt, absurd values); LOWBIT_UNSUPPORTED: for another CPU or lowbit
+ * version. On failure the tuning in use stays. NULL or "": back to the automatic lookup
+ * (LOWBIT_TUNING, the user's cache directory, the built-in records, generic numbers).
+ * Results are bit-identical whatever the tuning; only speed changes. */
+lowbit_status lowbit_load_tuning(const char* path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

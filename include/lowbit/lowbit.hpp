@@ -107,4 +107,12 @@ class PackedWeights {
   std::shared_ptr<const Impl> impl_;
 };
 
+// Makes the tuning record at `path` (written by `lowbit tune`, docs/tuning.md) the one the
+// planner uses from now on; plans made before are not reused. Throws Error(io_error) when the
+// file cannot be read, Error(corrupt_data) when it is not a valid record (truncated, corrupt,
+// absurd values), Error(unsupported) when it is for another CPU or lowbit version; then the
+// tuning in use stays. An empty path goes back to the automatic lookup (LOWBIT_TUNING, the
+// user's cache directory, the built-in records, generic numbers). Results never depend on it.
+void load_tuning(const std::string& path);
+
 }  // namespace lowbit

@@ -4,10 +4,12 @@
 #include <cpuinfo.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_id.h"
 #include "cpu/profile.h"
 
 #if defined(__x86_64__)
@@ -213,6 +215,20 @@ Uarch core_uarch(const cpuinfo_processor& p) { return processor_uarch(p.linux_id
 
 constexpr const char* kSource = "cpuinfo+cpuid";
 
+CpuId read_cpu_id() {
+  CpuId id;
+  const Regs l0 = cpuid(0, 0);
+  const uint32_t words[3] = {l0.ebx, l0.edx, l0.ecx};
+  for (uint32_t w : words)
+    for (int b = 0; b < 4; ++b)
+      if (const char c = char(w >> (8 * b)); c >= 0x20 && c < 0x7F) id.vendor += c;
+  const FamilyModel fm = family_model();
+  id.family = fm.family;
+  id.model = fm.model;
+  id.stepping = cpuid(1, 0).eax & 0xF;
+  return id;
+}
+
 #elif defined(__aarch64__)
 
 #ifndef AT_HWCAP2
@@ -324,6 +340,27 @@ Uarch core_uarch(const cpuinfo_processor& p) {
 
 constexpr const char* kSource = "cpuinfo+hwcap";
 
+CpuId read_cpu_id() {
+  CpuId id;
+  if (!cpuinfo_initialize() || cpuinfo_get_cores_count() == 0) return id;
+  // A core of the most common uarch (the big cores of a phone are fewer than the little ones).
+  const uint32_t n = cpuinfo_get_cores_count();
+  uint32_t best = 0, best_count = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t count = 0;
+    for (uint32_t j = 0; j < n; ++j) count += cpuinfo_get_core(j)->midr == cpuinfo_get_core(i)->midr;
+    if (count > best_count) {
+      best = i;
+      best_count = count;
+    }
+  }
+  id.midr = cpuinfo_get_core(best)->midr;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "arm:0x%02x", unsigned(id.midr >> 24) & 0xFF);
+  id.vendor = buf;
+  return id;
+}
+
 #else  // another architecture: cpuinfo alone
 
 IsaSet supplement_isa() { return {}; }
@@ -332,6 +369,7 @@ Uarch processor_uarch(int, cpuinfo_uarch) { return Uarch::unknown; }
 Uarch uarch_info_uarch(const cpuinfo_uarch_info&) { return Uarch::unknown; }
 Uarch core_uarch(const cpuinfo_processor&) { return Uarch::unknown; }
 constexpr const char* kSource = "cpuinfo";
+CpuId read_cpu_id() { return {}; }
 
 #endif
 
@@ -396,6 +434,11 @@ void from_cpuinfo(CpuProfile* p) {
 }
 
 }  // namespace
+
+CpuId host_cpu_id() {
+  static const CpuId id = read_cpu_id();
+  return id;
+}
 
 CpuProfile detect_host_profile() {
   CpuProfile p;

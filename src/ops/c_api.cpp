@@ -117,4 +117,8 @@ lowbit_status lowbit_repack(const lowbit_packed_weights* w, const char* target,
 
 void lowbit_free(lowbit_packed_weights* w) { delete w; }
 
+lowbit_status lowbit_load_tuning(const char* path) {
+  return guarded([&] { lowbit::load_tuning(path ? path : ""); });
+}
+
 }  // extern "C"

@@ -1,6 +1,7 @@
 #include "registry/registry.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "format/layouts.h"
@@ -64,6 +65,32 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
       last_mr = k.mr;
     }
   }
+  std::string all;
+  for (const KernelDesc& k : kernels_) {
+    const std::string id = kernel_identity(k, *layout(k.layout_id));
+    identities_.push_back(identity_hash(id));
+    all += concat(id, "|z", k.zeros, "|b", k.bias, "|rv", k.row_variants, "\n");
+  }
+  fingerprint_ = identity_hash(all);
+}
+
+std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout) {
+  return concat(kd.name, "|", layout.name, "#", layout.id, "|", kd.requires.to_string(), "|mr", kd.mr,
+                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, "|bits", kd.bits_mask);
+}
+
+std::string identity_hash(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+const std::string& Registry::identity(const KernelDesc& kd) const {
+  const size_t i = size_t(&kd - kernels_.data());
+  if (i >= kernels_.size()) fail(Status::internal, "registry: ", kd.name, " is not one of its kernels");
+  return identities_[i];
 }
 
 const LayoutDesc* Registry::layout(uint16_t id) const {

@@ -45,6 +45,12 @@ constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
 }
 constexpr uint16_t kAllBits = bits_mask({1, 2, 3, 4, 5, 6, 7, 8});
 
+// What a kernel is, as text (name, layout name and id, ISA, mr, LHS format, bits), and its
+// 64-bit FNV-1a hash in hex: a tuning record's coefficients for a kernel apply only while this
+// is unchanged (docs/tuning.md).
+std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout);
+std::string identity_hash(const std::string& text);
+
 class Registry {
  public:
   // Validates: unique names, known layouts, mr >= 1 and lhs.mr == mr, kr dividing 16 and equal
@@ -58,10 +64,17 @@ class Registry {
   const KernelDesc* kernel(const std::string& name) const;
   // Kernels reading `layout_id`, in increasing mr.
   std::vector<const KernelDesc*> kernels_for(uint16_t layout_id) const;
+  // Hash of every kernel's identity, zeros/bias and row variants, in order: the candidate set
+  // a tuning record's plan overrides were measured against.
+  const std::string& fingerprint() const { return fingerprint_; }
+  // identity_hash(kernel_identity(kd, its layout)), computed once.
+  const std::string& identity(const KernelDesc& kd) const;
 
  private:
   std::vector<KernelDesc> kernels_;
   std::vector<const LayoutDesc*> layouts_;
+  std::vector<std::string> identities_;  // per kernel
+  std::string fingerprint_;
 };
 
 // The built-in registry for this build's architecture (validated once, on first use).

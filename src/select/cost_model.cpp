@@ -24,6 +24,16 @@ CostTerms block_terms(const KernelDesc& kd, const BlockShape& b) {
   return {values, values * rows, col_groups, col_groups * rows};
 }
 
+double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols) {
+  if (wide_cols <= 0) return 0.0;
+  return double(b.cols % size_t(wide_cols)) * double(b.k) * double(effective_rows(kd, b.rows));
+}
+
+double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
+  if (c.narrow == 0.0f) return 0.0;
+  return narrow_term(kd, b, c.wide_cols) * c.narrow * uarch_factor(c, u);
+}
+
 double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
   const double values = double(b.cols) * double(b.k);
   const double rows = double(effective_rows(kd, b.rows));

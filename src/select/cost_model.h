@@ -44,8 +44,16 @@ struct CostTerms {
 };
 CostTerms block_terms(const KernelDesc& kd, const BlockShape& b);
 
-// Cycles of one core for one kernel call on one block, without the per-call cost.
+// Weight values × rows of one call over b.cols columns that fall past its last whole group of
+// `wide_cols` columns (what KernelCost::narrow is paid on).
+double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols);
+
+// Cycles of one core for one kernel call on one block, without the per-call cost and the
+// narrow columns (narrow_cycles).
 double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b);
+
+// Extra cycles of one call over b.cols columns for its columns past the last whole group.
+double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b);
 
 // Cycles of one core per kernel call: the kernel's setup, and reading its LHS block again
 // from L2 (a narrow column tile pays it once per few columns).

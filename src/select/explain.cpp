@@ -7,8 +7,11 @@ namespace lowbit {
 namespace {
 
 std::string line(const Candidate& c, const char* unit) {
-  char buf[512];
-  if (c.eligible)
+  char buf[768];
+  if (c.eligible && !c.source.empty())
+    std::snprintf(buf, sizeof buf, "    %-44s %10.3f %s  [cost: %s]\n", c.name.c_str(), c.cost_ns, unit,
+                  c.source.c_str());
+  else if (c.eligible)
     std::snprintf(buf, sizeof buf, "    %-44s %10.3f %s\n", c.name.c_str(), c.cost_ns, unit);
   else
     std::snprintf(buf, sizeof buf, "    %-44s rejected: %s\n", c.name.c_str(), c.reason.c_str());
@@ -34,8 +37,10 @@ std::string format_plan(const ExecPlan& plan, const PackedHeader& h, const PlanE
                   " tile rows=" + std::to_string(plan.row_tile) +
                   " cols=" + std::to_string(plan.col_tile) + "\n";
   if (ex) {
+    s += "  numbers: " + ex->tuning + "; " + ex->machine + "\n";
     for (const Candidate& c : ex->kernels) s += line(c, "ns (alone)");
     for (const Candidate& c : ex->mixes) s += line(c, "ns");
+    if (!ex->override_note.empty()) s += "  decided by " + ex->override_note + "\n";
   }
   for (int u = 0; u < plan.num_uarchs; ++u) {
     const UarchPlan& up = plan.per_uarch[u];

@@ -31,6 +31,11 @@ struct KernelCost {
   // on top of the above; zero where the coefficients above were fitted at one group size.
   float group;
   float group_row;
+  // A kernel works through `wide_cols` columns at a time (0: no such step); the columns of a
+  // call past its last whole group run a narrower loop that costs `narrow` more per weight
+  // value and row (e.g. 16- and 32-column calls of a 64-column GEMV, about twice as slow).
+  float narrow = 0.0f;
+  int wide_cols = 0;
   UarchFactor prefers[4];  // up to 4; {Uarch::unknown, 0} ends a shorter list
 };
 

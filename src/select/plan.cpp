@@ -17,24 +17,48 @@ constexpr double kGHz = 3.0;  // cycles -> ns for reporting; ranking does not de
 std::string isa_list(IsaSet s) { return s.to_string(); }
 
 struct Machine {
-  Bandwidth bw;
-  size_t l2, l3;
+  MachineNumbers nums;  // caches, measured bandwidth and threading (Tuning::machine)
+  Bandwidth generic;    // per-core bandwidth when nothing was measured
   int threads;
+};
+
+// A kernel that can run the weights, with its cost.
+struct Eligible {
+  const KernelDesc* kd;
+  Tuning::KernelCostFrom cost;
 };
 
 struct Mix {
   int num = 0;
   Segment seg[kMaxSegments];
-  const KernelCost* cost[kMaxSegments] = {};  // of seg[i].kernel
+  const Tuning::KernelCostFrom* cost[kMaxSegments] = {};  // of seg[i].kernel
 };
 
-// Per-core bandwidth at which a task's first pass over its columns streams, given where the
-// whole payload lives; DRAM does not scale with cores like caches do (a second core adds about
-// a quarter), so `workers` share it.
-double first_pass_bandwidth(const Machine& mc, size_t payload_bytes, int workers) {
-  if (payload_bytes <= mc.l2 / 2) return mc.bw.l2;
-  if (payload_bytes <= mc.l3) return mc.bw.l3;
-  return mc.bw.dram * (workers > 1 ? 1.25 : 1.0) / workers;
+enum class Level { l2, l3, dram };
+
+// Where data of `bytes` lives once every worker has read it.
+Level level_of(const Machine& mc, double bytes) {
+  if (bytes <= double(mc.nums.l2) / 2) return Level::l2;
+  if (bytes <= double(mc.nums.l3)) return Level::l3;
+  return Level::dram;
+}
+
+// Bytes per cycle that each of `workers` workers reads from `level`: as `kernel` reads when
+// that was measured, else as the machine's memory reads, else the generic per-core figures
+// (DRAM does not scale with cores like caches do: a second core adds about a quarter).
+double bandwidth(const Machine& mc, const BandwidthTable* kernel, Level level, int workers) {
+  const size_t w = size_t(std::max(workers, 1));
+  for (const BandwidthTable* t : {kernel, mc.nums.measured}) {
+    if (t == nullptr) continue;
+    const std::vector<double>& v = level == Level::l2 ? t->l2 : level == Level::l3 ? t->l3 : t->dram;
+    if (v.empty()) continue;
+    if (w <= v.size()) return v[w - 1];
+    // Beyond the workers measured: caches are per core, DRAM is shared.
+    return level == Level::dram ? v.back() * double(v.size()) / double(w) : v.back();
+  }
+  if (level == Level::l2) return mc.generic.l2;
+  if (level == Level::l3) return mc.generic.l3;
+  return mc.generic.dram * (w > 1 ? 1.25 : 1.0) / double(w);
 }
 
 // Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
@@ -45,22 +69,48 @@ struct TaskModel {
   double per_col;   // compute cycles per column
   double per_call;  // cycles per column tile (kernel calls, LHS re-reads)
   int blocks;
+  // Per segment: the extra cycles per column past the kernel's last whole group of columns.
+  struct Narrow {
+    int wide_cols = 0;
+    double per_col = 0.0;
+  } narrow[kMaxSegments];
+  double compute(int cols) const {
+    double c = per_col * cols + per_call;
+    for (const Narrow& n : narrow)
+      if (n.per_col != 0.0) c += n.per_col * (cols % n.wide_cols);
+    return c;
+  }
 };
+// The LHS blocks of segment `s` within rows [r0, r1): `full` whole blocks, then one of `rest`
+// rows when rest > 0.
+struct SegmentBlocks {
+  int full = 0, rest = 0;
+};
+SegmentBlocks segment_blocks(const Segment& s, int r0, int r1) {
+  const int lo = std::max(r0, s.row_begin), hi = std::min(r1, s.row_begin + s.rows);
+  if (hi <= lo) return {};
+  return {(hi - lo) / s.kernel->mr, (hi - lo) % s.kernel->mr};
+}
+
 TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, int r1) {
-  TaskModel t{0.0, 0.0, 0};
+  TaskModel t{0.0, 0.0, 0, {}};
   const size_t k = size_t(g.groups) * g.group_size;
   for (int i = 0; i < mix.num; ++i) {
     const Segment& s = mix.seg[i];
     const int mr = s.kernel->mr;
-    const int lo = std::max(r0, s.row_begin), hi = std::min(r1, s.row_begin + s.rows);
-    if (hi <= lo) continue;
+    const auto [full, rest] = segment_blocks(s, r0, r1);
+    if (full + rest == 0) continue;
     // Whole blocks cost the same: one estimate for them, one for a partial last block.
-    const int full = (hi - lo) / mr, rest = (hi - lo) % mr;
-    const KernelCost& c = *mix.cost[i];
+    const KernelCost& c = mix.cost[i]->cost;
     t.per_col += full * compute_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
     if (rest) t.per_col += compute_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
     t.blocks += full + (rest ? 1 : 0);
     t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k);
+    if (c.narrow != 0.0f && c.wide_cols > 0) {
+      t.narrow[i].wide_cols = c.wide_cols;
+      t.narrow[i].per_col = full * narrow_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
+      if (rest) t.narrow[i].per_col += narrow_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
+    }
   }
   return t;
 }
@@ -77,13 +127,17 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const int workers = int(std::min<size_t>(size_t(mc.threads), tasks));
   const double payload = double(g.panel_bytes) * g.panels;
   const double col_bytes = double(g.panel_bytes) / g.nr;
-  const double first_bw = first_pass_bandwidth(mc, size_t(payload), workers);
+  // The first pass streams at the rate the first segment's kernel reads from where the payload
+  // lives; re-reads of a column tile at the rate of the memory.
+  const double first_bw = bandwidth(mc, mix.cost[0]->bandwidth, level_of(mc, payload), workers);
   const double tile_bytes = col_bytes * col_tile;
-  const bool reread_cached = tile_bytes * workers <= double(mc.l3) / 2;
-  const double reread_bw = tile_bytes <= double(mc.l2) / 2 ? mc.bw.l2 : reread_cached ? mc.bw.l3 : first_bw;
-  constexpr double kTaskCycles = 500.0;  // dispatch of one pthreadpool task
+  const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
+  const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)
+                           : reread_cached                      ? bandwidth(mc, nullptr, Level::l3, workers)
+                                                                : first_bw;
+  const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pthreadpool task
   auto task_cycles = [&](const TaskModel& t, int cols) {
-    const double compute = t.per_col * cols + t.per_call;
+    const double compute = t.compute(cols);
     const double first = col_bytes * cols / first_bw;
     const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
     return kTaskCycles + (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
@@ -108,9 +162,13 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   }
   const double makespan = tasks > size_t(64 * slots) ? total / workers : *std::max_element(load, load + slots);
   const double straggle = workers > 1 ? 0.5 * largest : 0.0;
+  // Waking and joining the workers of a parallel call, when measured.
+  const std::vector<double>* d = mc.nums.dispatch;
+  const double dispatch = workers > 1 && d != nullptr && !d->empty()
+      ? (*d)[std::min(size_t(workers), d->size()) - 1] : 0.0;
   // Ties go to the candidate that computes less (AVX-VNNI over AVX2 when both are
   // memory-bound): it leaves more slack, and wins whenever the cache assumption is off.
-  return (makespan + straggle + 1e-3 * arithmetic / workers) / kGHz;
+  return (makespan + straggle + dispatch + 1e-3 * arithmetic / workers) / kGHz;
 }
 
 std::string mix_name(const Mix& mix) {
@@ -123,19 +181,13 @@ std::string mix_name(const Mix& mix) {
   return s;
 }
 
-// A kernel that can run the weights, with its cost.
-struct Eligible {
-  const KernelDesc* kd;
-  Tuning::KernelCostFrom cost;
-};
-
 std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
   std::vector<Mix> out;
   for (const Eligible& k : ks) {
     Mix mx;
     mx.num = 1;
     mx.seg[0] = {k.kd, 0, m};
-    mx.cost[0] = &k.cost.cost;
+    mx.cost[0] = &k.cost;
     out.push_back(mx);
   }
   // A big tile for the full blocks, a smaller one for the remainder.
@@ -148,8 +200,8 @@ std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
       mx.num = 2;
       mx.seg[0] = {big.kd, 0, full};
       mx.seg[1] = {small.kd, full, m - full};
-      mx.cost[0] = &big.cost.cost;
-      mx.cost[1] = &small.cost.cost;
+      mx.cost[0] = &big.cost;
+      mx.cost[1] = &small.cost;
       out.push_back(mx);
     }
   return out;
@@ -185,14 +237,12 @@ PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHe
                      int threads, PlanExplanation* explain, bool require_code, const Tuning& tuning) {
   const LayoutDesc& layout = *h.layout;
   PlanSpace sp{make_geometry(layout, h.problem, h.scale_format),
-               Machine{core_bandwidth(prof.arch), prof.caches.l2,
-                       std::max(prof.caches.l3, prof.caches.l2), threads},
-               {}, {}, {}};
+               Machine{tuning.machine(prof), core_bandwidth(prof.arch), threads}, {}, {}, {}};
   std::vector<Eligible>& eligible = sp.eligible;
   std::string why_not;
   for (const KernelDesc& kd : reg.kernels()) {
     const std::string r = kernel_rejection(kd, layout, h.problem, prof.isa, require_code);
-    if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd)});
+    if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd, prof)});
     else if (kd.layout_id == layout.id && why_not.empty()) why_not = r;
     if (explain)
       explain->kernels.push_back({kd.name, r.empty(), r, 0.0, r.empty() ? eligible.back().cost.source : ""});
@@ -246,7 +296,8 @@ ExecPlan plan_shell(const CpuProfile& prof, int m, int threads) {
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
                    int threads, PlanExplanation* explain, bool require_code, const Tuning* tuning) {
   const std::shared_ptr<const Tuning> active = tuning ? nullptr : active_tuning();
-  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, tuning ? *tuning : *active);
+  const Tuning& t = tuning ? *tuning : *active;
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, t);
   ExecPlan plan = plan_shell(prof, m, threads);
   // Per tiling, each uarch takes its cheapest mix; the tiling with the lowest sum wins.
   double best_total = std::numeric_limits<double>::infinity();
@@ -269,7 +320,37 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
       for (int u = 0; u < plan.num_uarchs; ++u) plan.per_uarch[u] = ups[u];
     }
   }
+  // Measured beats modeled: a plan override of the tuning record replaces the model's choice
+  // when it is one of this plan's options.
+  std::string override_note;
+  if (const PlanOverride* o = t.find_override(reg, prof, h, m, threads)) {
+    const Mix* chosen = nullptr;
+    for (const Mix& mx : sp.mixes) {
+      bool same = mx.num == int(o->segments.size());
+      for (int i = 0; same && i < mx.num; ++i)
+        same = o->segments[size_t(i)].first == mx.seg[i].kernel->name && o->segments[size_t(i)].second == mx.seg[i].rows;
+      if (same) chosen = &mx;
+    }
+    const bool tiling = std::find(sp.tilings.begin(), sp.tilings.end(), std::pair{o->row_tile, o->col_tile}) !=
+                        sp.tilings.end();
+    if (chosen != nullptr && tiling) {
+      plan.row_tile = o->row_tile;
+      plan.col_tile = o->col_tile;
+      for (int u = 0; u < plan.num_uarchs; ++u) {
+        const Uarch ua = plan.per_uarch[u].uarch;
+        plan.per_uarch[u] = uarch_plan(*chosen, ua, estimate(*chosen, ua, sp.g, sp.mc, m, o->col_tile, o->row_tile));
+      }
+      override_note = concat("plan override from ", t.origin(), " (measured ", o->speedup,
+                             "x faster than the model's choice when recorded)");
+    } else {
+      t.log_once(concat(t.origin(), ": the plan override for ", h.layout->name, " n=", h.problem.n, " k=",
+                        h.problem.k, " m=", m, " threads=", threads, " is not an option here: not used"));
+    }
+  }
   if (explain) {
+    explain->tuning = t.origin();
+    explain->machine = sp.mc.nums.source;
+    explain->override_note = override_note;
     const Uarch u0 = plan.per_uarch[0].uarch;
     for (Candidate& c : explain->kernels) {
       if (!c.eligible) continue;
@@ -305,6 +386,45 @@ std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof
       out.push_back(o);
     }
   return out;
+}
+
+std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g, const std::vector<int>& wide_cols) {
+  std::vector<PlanTerms> out;
+  const UarchPlan& up = plan.per_uarch[0];
+  for (int i = 0; i < up.num_segments; ++i)
+    out.push_back({up.seg[i].kernel, 0.0, {0, 0, 0, 0}, 0.0, std::vector<double>(wide_cols.size(), 0.0)});
+  const size_t k = size_t(g.groups) * g.group_size;
+  for (int r0 = 0; r0 < plan.m; r0 += plan.row_tile)
+    for (int c0 = 0; c0 < g.n_padded; c0 += plan.col_tile) {
+      const size_t cols = size_t(std::min(plan.col_tile, g.n_padded - c0));
+      for (int i = 0; i < up.num_segments; ++i) {
+        const Segment& s = up.seg[i];
+        const auto [full, rest] = segment_blocks(s, r0, std::min(plan.m, r0 + plan.row_tile));
+        PlanTerms& t = out[size_t(i)];
+        for (const auto& [rows, count] : {std::pair{s.kernel->mr, full}, std::pair{rest, rest ? 1 : 0}}) {
+          if (count == 0) continue;
+          const CostTerms b = block_terms(*s.kernel, {size_t(rows), cols, k, size_t(g.group_size), g.bits});
+          t.calls += count;
+          t.terms.unpack += count * b.unpack;
+          t.terms.dot += count * b.dot;
+          t.terms.group += count * b.group;
+          t.terms.group_row += count * b.group_row;
+          for (size_t w = 0; w < wide_cols.size(); ++w)
+            t.narrow[w] += count * narrow_term(*s.kernel, {size_t(rows), cols, k, size_t(g.group_size), g.bits}, wide_cols[w]);
+          t.lhs_bytes += double(count) * double(s.kernel->mr) * double(k);
+        }
+      }
+    }
+  return out;
+}
+
+bool same_plan(const ExecPlan& a, const ExecPlan& b) {
+  if (a.row_tile != b.row_tile || a.col_tile != b.col_tile) return false;
+  const UarchPlan &x = a.per_uarch[0], &y = b.per_uarch[0];
+  if (x.num_segments != y.num_segments) return false;
+  for (int i = 0; i < x.num_segments; ++i)
+    if (x.seg[i].kernel != y.seg[i].kernel || x.seg[i].rows != y.seg[i].rows) return false;
+  return true;
 }
 
 PlanCache::PlanCache() {

@@ -12,6 +12,7 @@
 #include "cpu/profile.h"
 #include "format/header.h"
 #include "registry/registry.h"
+#include "select/cost_model.h"
 #include "select/tuning.h"
 
 namespace lowbit {
@@ -55,6 +56,9 @@ struct PlanExplanation {
   std::vector<Candidate> kernels;  // every registered kernel, for uarch index 0
   std::vector<Candidate> mixes;    // every kernel mix considered, for uarch index 0
   std::string winner;
+  std::string tuning;         // Tuning::origin() of the numbers
+  std::string machine;        // where caches, bandwidth and threading numbers came from
+  std::string override_note;  // non-empty when a plan override decided
 };
 
 // Why `kd` cannot run packed weights of `layout` and `p` on `isa` (empty string: it can).
@@ -79,6 +83,22 @@ struct PlanOption {
 std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof,
                                      const PackedHeader& h, int m, int threads,
                                      const Tuning* tuning = nullptr);
+
+// What a plan (uarch 0) pays in cost-model units, per segment: kernel calls, block terms and
+// LHS bytes re-read, summed over every task. The estimate is linear in the kernel coefficients
+// given these (plus memory and scheduling), which is what fitting them to measured plans needs.
+struct PlanTerms {
+  const KernelDesc* kernel;
+  double calls;
+  CostTerms terms;
+  double lhs_bytes;
+  std::vector<double> narrow;  // narrow_term() for each of the `wide_cols` asked
+};
+std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
+                                  const std::vector<int>& wide_cols = {});
+
+// Whether two plans run the same kernels over the same rows with the same tiling (uarch 0).
+bool same_plan(const ExecPlan& a, const ExecPlan& b);
 
 // Lock-free on hits, allocation-free on hits; plans live as long as the cache.
 class PlanCache {

@@ -2,6 +2,11 @@
 // CPU (docs/tuning.md). The planner reads one immutable Tuning per plan; which one is active
 // can change at run time (lowbit::load_tuning), and plans cached before a change are not
 // reused after it (plan_key carries the generation).
+//
+// Lookup, first match wins: LOWBIT_TUNING=<file> ("none": generic numbers only); the user's
+// cache directory, by CPU signature; the built-in records; the generic numbers. A record that
+// does not fit (another CPU or version, truncated, corrupt, absurd values) is skipped with a
+// LOWBIT_LOG=tuning message, never an error: a record can only change speed, not results.
 #pragma once
 
 #include <cstdint>
@@ -9,46 +14,95 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cpu/profile.h"
+#include "format/header.h"
 #include "registry/registry.h"
 #include "select/kernel_cost.h"
+#include "select/tuning_record.h"
 
 namespace lowbit {
+
+// What the memory system does, for the planner: cache sizes, bandwidth per worker, threading.
+struct MachineNumbers {
+  size_t l2 = 0, l3 = 0;
+  const BandwidthTable* measured = nullptr;  // the record's, or nullptr: the generic model
+  double task_cycles = 500.0;                // per task handed to the pool
+  const std::vector<double>* dispatch = nullptr;  // per parallel call, by workers (record)
+  std::string source;                        // where each came from, for explain
+};
 
 class Tuning {
  public:
   // Generic numbers only: `table` (the generic table unless a test gives its own).
-  explicit Tuning(const CostTable& table = generic_costs());
+  explicit Tuning(const CostTable& table = generic_costs(), std::string origin = "generic");
+  // A record that was checked against this machine (record_mismatch), over `table`.
+  Tuning(std::shared_ptr<const TuningRecord> record, std::string origin,
+         const CostTable& table = generic_costs());
 
-  // "generic", or where the record came from.
+  // "generic", "built-in record <name>", "file <path>", "cache <path>".
   const std::string& origin() const { return origin_; }
+  const TuningRecord* record() const { return record_.get(); }
+  // The record describes machines like `prof` (arch, uarch, and cores unless its scope is
+  // "uarch"): only then are its numbers used (a named packing target gets generic ones).
+  bool applies_to(const CpuProfile& prof) const;
 
   struct KernelCostFrom {
     KernelCost cost;
-    std::string source;  // "generic", "record …", "derived from <kernel> (…)"
+    std::string source;  // the origin, "generic", "derived from <kernel> (…)"
+    const BandwidthTable* bandwidth = nullptr;  // as this kernel reads, when measured
   };
-  // The cost of `kd` on `prof`: from the table by name; a kernel that has no entry takes a
-  // sibling's (same layout and mr, else same layout and the nearest mr, else same ISA) or,
-  // failing all, a conservative default — never an error. Logged once per kernel.
-  KernelCostFrom kernel_cost(const Registry& reg, const KernelDesc& kd) const;
+  // The cost of `kd` (a kernel of `reg`) on `prof`: the record's entry when it applies and the
+  // kernel's identity is unchanged, else the table's; a kernel in neither takes a sibling's
+  // (same layout and mr, else the same layout's nearest mr, else the same ISA's, else the
+  // nearest lower ISA tier's) or, failing all, a conservative default — never an error.
+  // Logged once per kernel.
+  KernelCostFrom kernel_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof) const;
+
+  MachineNumbers machine(const CpuProfile& prof) const;
+
+  // The record's plan override for these weights, m and threads: only when the record applies
+  // and its registry fingerprint is `reg`'s (overrides were measured against a candidate set).
+  const PlanOverride* find_override(const Registry& reg, const CpuProfile& prof, const PackedHeader& h,
+                                    int m, int threads) const;
+
+  // Logs (once per Tuning and message) under LOWBIT_LOG=tuning|select.
+  void log_once(const std::string& line) const;
 
  private:
-  const KernelCost* own_cost(const KernelDesc& kd) const;
+  const KernelCostFrom* own_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof,
+                                 KernelCostFrom* scratch) const;
 
+  std::shared_ptr<const TuningRecord> record_;
   const CostTable* table_;
-  std::string origin_ = "generic";
+  std::string origin_;
   mutable std::mutex logged_mutex_;
   mutable std::set<std::string> logged_;
 };
 
-// The Tuning plans use when none is given.
+// The Tuning plans use when none is given: found by the lookup above on first use.
 std::shared_ptr<const Tuning> active_tuning();
 // Makes `t` the active tuning (safe while other threads plan) and returns the previous one.
 std::shared_ptr<const Tuning> set_active_tuning(std::shared_ptr<const Tuning> t);
 // Incremented by every set_active_tuning: plan keys include it, so a plan cached under one
 // tuning is never found under the next.
 uint32_t tuning_generation();
+
+// The lookup above, run now (LOWBIT_TUNING, cache directory, built-in records, generic).
+std::shared_ptr<const Tuning> lookup_tuning();
+
+// A record file checked against this machine, as a Tuning; throws Error(io_error) when it
+// cannot be read, Error(corrupt_data) when it is not a valid record, Error(unsupported) when it
+// is for another CPU or lowbit version (messages without the path: the caller names it).
+std::shared_ptr<const Tuning> tuning_from_file(const std::string& path, const std::string& origin);
+
+// The records compiled into the library (select/records/*.json).
+struct BuiltinRecord {
+  const char* file;
+  std::string_view text;
+};
+const std::vector<BuiltinRecord>& builtin_records();
 
 // Makes a tuning active for a scope (tests, `lowbit tune`), then restores the previous one.
 class ScopedTuning {

@@ -1,0 +1,56 @@
+// Fitting the cost model to measurements (`lowbit tune`): small pure functions, tested on
+// synthetic data with known answers (tests/test_fit.cpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "select/cost_model.h"
+#include "select/kernel_cost.h"
+
+namespace lowbit {
+
+// x minimising Σ_i w_i² (a_i·x - y_i)² with x_j >= 0 wherever nonneg[j] (Lawson-Hanson active
+// set). Columns are scaled to unit norm first, and a tiny ridge keeps collinear columns (a
+// GEMV's per-value and per-row terms: it only ever computes one row) determined.
+std::vector<double> least_squares(const std::vector<std::vector<double>>& a, const std::vector<double>& y,
+                                  const std::vector<double>& w, const std::vector<bool>& nonneg);
+
+// One timed kernel call: what the block cost in model terms, and how long it took.
+struct KernelSample {
+  int bits;          // weight bit width
+  CostTerms terms;   // block_terms() of the block it computed
+  int cols;          // columns of the call
+  double per_narrow_col;  // narrow_term() per column past the last whole group (k × rows)
+  double fixed;      // cycles the model charges for something else (the LHS re-read of a call)
+  double cycles;     // measured (nominal 3 GHz cycles)
+};
+
+struct KernelFit {
+  KernelCost cost{};         // bit widths not measured take the nearest measured one's terms
+  double worst_error = 0.0;  // max over samples of |predicted - measured| / measured
+  double rms_error = 0.0;
+  int samples = 0;
+};
+
+// Least-squares fit of a kernel's cost (call, group, group_row, narrow shared by every bit
+// width; unpack and dot per bit width), all coefficients >= 0, minimising relative error. The
+// group of columns the kernel works through (wide_cols) is the one of 2, 4, 8 or 16 panels of
+// `nr` columns (or none) that explains the samples best.
+KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr);
+
+// What the cost model predicts for a sample.
+double predict_cycles(const KernelCost& c, const KernelSample& s);
+
+// Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each). Bandwidth, made
+// non-increasing, falls most over a doubling of the working set where the last cache before
+// DRAM ends; the first fall of at least 10 % below half of that size is the L2. A cache ends at
+// the last size still above the geometric middle of the bandwidth on either side. With one
+// step only, it is the L3 if `expect_l3` (the L2 step was lost in noise), else the L2. 0: not
+// found.
+struct CacheLevels {
+  size_t l2 = 0, l3 = 0;
+};
+CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth, bool expect_l3);
+
+}  // namespace lowbit

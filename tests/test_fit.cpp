@@ -1,0 +1,161 @@
+// The fitting behind `lowbit tune`: pure functions, checked on synthetic measurements made from
+// known coefficients (with and without noise).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "format/layouts.h"
+#include "registry/registry.h"
+#include "select/fit.h"
+
+namespace lowbit {
+namespace {
+
+TEST(LeastSquares, RecoversAnExactSolutionAndKeepsCoefficientsNonNegative) {
+  // y = 2 a + 3 b, exactly.
+  std::vector<std::vector<double>> a = {{1, 0}, {0, 1}, {1, 1}, {2, 1}};
+  std::vector<double> y = {2, 3, 5, 7}, w(4, 1.0);
+  const std::vector<double> x = least_squares(a, y, w, {true, true});
+  EXPECT_NEAR(x[0], 2.0, 1e-6);
+  EXPECT_NEAR(x[1], 3.0, 1e-6);
+  // The unconstrained optimum has b < 0: b is held at 0 and a takes the rest.
+  a = {{1, 1}, {2, 1}, {3, 1}};
+  y = {1, 2, 3};
+  y[0] -= 0.5, y[1] -= 0.5, y[2] -= 0.5;  // y = x - 0.5: intercept -0.5
+  const std::vector<double> z = least_squares(a, y, {1, 1, 1}, {true, true});
+  EXPECT_EQ(z[1], 0.0);
+  EXPECT_GT(z[0], 0.0);
+}
+
+void stand_in(const GemmShape&, const UKernelArgs&) {}
+
+// A 4-row kernel with 1-, 2- and 4-row code, and what it "really" costs.
+const KernelDesc kGemm{"gemm_4x8", 2, IsaSet{}, 4, {4, 4}, kAllBits, true, true, row_counts({1, 2, 4}), stand_in};
+
+KernelCost true_cost() {
+  KernelCost c = uniform_cost(0.0, 0.0, 320.0f, 2.5f, 0.45f);
+  c.narrow = 0.03f;  // calls of fewer than 32 columns run a slower loop for the rest
+  c.wide_cols = 32;
+  for (int b = 1; b <= kMaxBits; ++b) {
+    c.unpack[b] = 0.02f + 0.006f * float(std::abs(b - 4));  // other widths unpack slower
+    c.dot[b] = 0.04f + (b == 8 ? 0.01f : 0.0f);
+  }
+  return c;
+}
+
+std::vector<KernelSample> samples(const KernelCost& c, double noise, std::vector<int> bits = {1, 2, 3, 4, 5, 6, 7, 8}) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-noise, noise);
+  std::vector<KernelSample> out;
+  for (int b : bits)
+    for (size_t group : {32, 128})
+      for (size_t rows : {1, 2, 3, 4})
+        for (size_t cols : {8, 16, 64, 256}) {
+          KernelSample s;
+          s.bits = b;
+          s.terms = block_terms(kGemm, {rows, cols, 1024, group, b});
+          s.cols = int(cols);
+          s.per_narrow_col = 1024.0 * effective_rows(kGemm, rows);
+          s.fixed = 256.0;
+          s.cycles = predict_cycles(c, s) * (1.0 + u(rng));
+          out.push_back(s);
+        }
+  return out;
+}
+
+TEST(FitKernel, RecoversKnownCoefficientsExactly) {
+  const KernelCost want = true_cost();
+  const KernelFit f = fit_kernel(samples(want, 0.0), 8);
+  EXPECT_EQ(f.samples, 8 * 2 * 4 * 4);
+  EXPECT_LT(f.worst_error, 1e-6);
+  EXPECT_EQ(f.cost.wide_cols, 32);
+  EXPECT_NEAR(f.cost.narrow, want.narrow, 1e-3 * want.narrow);
+  EXPECT_NEAR(f.cost.call, want.call, 1e-3 * want.call);
+  EXPECT_NEAR(f.cost.group, want.group, 1e-3 * want.group);
+  EXPECT_NEAR(f.cost.group_row, want.group_row, 1e-3 * want.group_row);
+  for (int b = 1; b <= kMaxBits; ++b) {
+    EXPECT_NEAR(f.cost.unpack[b], want.unpack[b], 1e-3 * want.unpack[b]) << b;
+    EXPECT_NEAR(f.cost.dot[b], want.dot[b], 1e-3 * want.dot[b]) << b;
+  }
+}
+
+TEST(FitKernel, ReportsHowFarOffItIsWithNoise) {
+  const KernelCost want = true_cost();
+  const std::vector<KernelSample> noisy = samples(want, 0.05);
+  const KernelFit f = fit_kernel(noisy, 8);
+  // The worst error is about the noise: it says the fit cannot explain ±5 %.
+  EXPECT_GT(f.worst_error, 0.02);
+  EXPECT_LT(f.worst_error, 0.12);
+  EXPECT_GT(f.rms_error, 0.005);
+  EXPECT_LT(f.rms_error, f.worst_error);
+  // ...and it still predicts the noise-free times closely.
+  for (const KernelSample& s : samples(want, 0.0))
+    EXPECT_NEAR(predict_cycles(f.cost, s), s.cycles, 0.04 * s.cycles) << "bits " << s.bits;
+}
+
+TEST(FitKernel, BitWidthsNotMeasuredTakeTheNearestMeasured) {
+  const KernelFit f = fit_kernel(samples(true_cost(), 0.0, {2, 4, 8}), 8);
+  EXPECT_EQ(f.cost.dot[1], f.cost.dot[2]);
+  EXPECT_EQ(f.cost.unpack[3], f.cost.unpack[4]);  // tie: the wider
+  EXPECT_EQ(f.cost.unpack[6], f.cost.unpack[8]);
+  EXPECT_NE(f.cost.unpack[2], f.cost.unpack[4]);
+}
+
+std::vector<double> sweep_sizes() {
+  std::vector<double> s;
+  for (double x = 64 * 1024; x <= 256.0 * 1024 * 1024; x *= 2) s.push_back(x);
+  return s;
+}
+
+TEST(CacheLevels, FindsWhereBandwidthStepsDown) {
+  // 512 KiB L2 at 40 bytes/cycle, 32 MiB L3 at 22, DRAM at 8; a working set of twice a cache
+  // mostly misses it (25, 12); ±4 % noise.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-0.04, 0.04);
+  std::vector<double> bw;
+  for (double s : sweep_sizes()) {
+    double b = s <= 512 * 1024 ? 40 : s <= 1024 * 1024 ? 25 : s <= 32.0 * 1024 * 1024 ? 22 : s <= 64.0 * 1024 * 1024 ? 12 : 8;
+    bw.push_back(b * (1 + u(rng)));
+  }
+  const CacheLevels c = cache_levels(sweep_sizes(), bw, true);
+  EXPECT_EQ(c.l2, 512u * 1024);
+  EXPECT_EQ(c.l3, 32u * 1024 * 1024);
+  // The smallest sizes measured slow (seen on a busy machine): still the same caches.
+  bw[0] = bw[1] = 14;
+  const CacheLevels d = cache_levels(sweep_sizes(), bw, true);
+  EXPECT_EQ(d.l2, 512u * 1024);
+  EXPECT_EQ(d.l3, 32u * 1024 * 1024);
+}
+
+TEST(CacheLevels, ASweepMeasuredOnABusyVm) {
+  // `lowbit tune --quick` on the 2-core Zen 3 VM (512 KiB L2; the 32 MiB L3 is shared with the
+  // host's other guests) while other builds ran: KiB, bytes per cycle. Not monotone, and DRAM
+  // has two levels of its own (TLB reach).
+  const double kib[] = {64, 90, 128, 181, 256, 362, 512, 724, 1024, 1448, 2047, 2896, 4095, 5792, 8192,
+                        11585, 16383, 23170, 32767, 46340, 65536, 92681, 131072};
+  const double bw[] = {16.2, 23.5, 28.1, 28.2, 28.2, 25.0, 23.0, 18.0, 16.7, 18.5, 20.5, 22.2, 21.8, 18.7,
+                       18.4, 14.3, 4.5, 4.9, 4.2, 3.8, 2.4, 2.1, 2.4};
+  std::vector<double> sizes, b(std::begin(bw), std::end(bw));
+  for (double k : kib) sizes.push_back(k * 1024);
+  const CacheLevels c = cache_levels(sizes, b, true);
+  EXPECT_GE(c.l2, 256u * 1024);
+  EXPECT_LE(c.l2, 512u * 1024);
+  EXPECT_GE(c.l3, 8u << 20);
+  EXPECT_LE(c.l3, 16u << 20);
+}
+
+TEST(CacheLevels, OneStepIsTheL2OrTheL3) {
+  std::vector<double> bw;
+  for (double s : sweep_sizes()) bw.push_back(s <= 1024 * 1024 ? 30 : 6);
+  const CacheLevels c = cache_levels(sweep_sizes(), bw, false);
+  EXPECT_EQ(c.l2, 1024u * 1024);
+  EXPECT_EQ(c.l3, 0u);
+  // On a machine that has an L3, one step is its end: the L2's was not seen.
+  const CacheLevels d = cache_levels(sweep_sizes(), bw, true);
+  EXPECT_EQ(d.l2, 0u);
+  EXPECT_EQ(d.l3, 1024u * 1024);
+}
+
+}  // namespace
+}  // namespace lowbit

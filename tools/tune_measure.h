@@ -1,0 +1,71 @@
+// What `lowbit tune` times on this machine: kernel calls on L2-resident blocks, reads of the
+// memory at each cache level, the thread pool's per-call and per-task cost, and the planner's
+// top candidates on model shapes. The fitting is in the library (select/fit.h).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cpu/profile.h"
+#include "registry/registry.h"
+#include "select/fit.h"
+#include "select/tuning_record.h"
+
+namespace lowbit::cli {
+
+// How long to measure: --quick, the full run, or the test suite's smoke run.
+struct TuneBudget {
+  double min_call_ns;      // each timing runs a call repeatedly for at least this long
+  int reps;                // medians of this many timings
+  std::vector<int> bits;   // bit widths calibrated
+  std::vector<int> groups;
+  double sweep_max_bytes;  // largest working set of the cache sweep
+  double sweep_step;       // ratio between its sizes
+  bool dram;               // measure DRAM bandwidth (large buffers)
+  int shape_reps;          // head-to-head reps per candidate (at least)
+  double shape_case_ns;    // time budget per (shape, m, threads) case
+};
+TuneBudget tune_budget(bool quick, bool smoke);
+
+// Progress lines on stderr.
+void progress(const std::string& line);
+
+// Timed calls of each kernel alone (one thread): blocks of each row count it has code for, over
+// several column counts, at each bit width and group size of the budget, every call of every
+// kernel interleaved. The payload of the largest block stays under a quarter of `l2`.
+std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const KernelDesc*>& kds, const TuneBudget& b,
+                                                     size_t l2);
+
+// Read bandwidth of one thread over working sets from 64 KiB up (sizes and bytes per cycle).
+struct Sweep {
+  std::vector<double> sizes, bytes_per_cycle;
+};
+Sweep read_sweep(const TuneBudget& b);
+
+// Bytes per cycle each of w = 1..threads workers reads at each level (L2: a quarter of L2 each,
+// L3: half of L3 shared, DRAM: well over L3), either the memory itself (kd == nullptr: a read
+// loop) or as `kd` reads its weights (one row, 4-bit, group 32).
+BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b);
+
+// Per parallel call of w = 1..threads workers (index w-1; 0 for one worker, which runs inline)
+// and per task handed to a worker, cycles.
+struct Threading {
+  std::vector<double> dispatch_cycles;
+  double task_cycles = 0.0;
+};
+Threading threading_cost(int threads, const TuneBudget& b);
+
+// One (n, k, m, threads) case of --shapes: the model's plan and the planner's top candidates
+// timed head to head; an override when another one wins by at least 3 %.
+struct ShapeCase {
+  int n, k, m, threads;
+  std::string chosen, best;
+  double speedup;  // t(chosen) / t(best)
+  bool override_recorded;
+};
+std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ms,
+                                      int threads, int bits, int group, const TuneBudget& b,
+                                      std::vector<PlanOverride>* overrides);
+
+}  // namespace lowbit::cli
