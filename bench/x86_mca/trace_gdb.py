@@ -87,6 +87,24 @@ def replay_move(text):
     return False
 
 
+KTEST = re.compile(r"^k(or)?test([bwdq])\s+(%k\d),\s*(%k\d)$")
+
+
+def replay_ktest(text):
+    """Replays kortest / ktest of mask registers whose values the shadow knows: sets ZF and
+    CF as the instruction would. False if not one or a value is unknown."""
+    m = KTEST.match(text)
+    if not m or m.group(3) not in shadow or m.group(4) not in shadow:
+        return False
+    mask = (1 << (8 * WIDTH[m.group(2)])) - 1
+    a, b = shadow[m.group(3)] & mask, shadow[m.group(4)] & mask
+    zf = ((a | b) if m.group(1) else (a & b)) == 0
+    cf = ((a | b) == mask) if m.group(1) else ((~a & b) & mask) == 0
+    flags = int(gdb.parse_and_eval("$eflags")) & ~0x41
+    gdb.execute("set $eflags = %d" % (flags | (0x40 if zf else 0) | (1 if cf else 0)))
+    return True
+
+
 steps = skipped = 0
 warnings = []
 while True:
@@ -106,7 +124,7 @@ while True:
         skipped += 1
         text = ins["asm"]
         dst = text.split(",")[-1].strip()
-        if replay_move(text):
+        if replay_move(text) or replay_ktest(text):
             pass
         elif GPR.search(dst) or text.split()[0] in ("kortestw", "kortestb", "kortestd", "kortestq",
                                                     "ktestw", "ktestb", "ktestd", "ktestq"):

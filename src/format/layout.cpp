@@ -83,8 +83,11 @@ void col_sums(const PackedGeometry& g, const uint8_t* rec, uint8_t* out) {
 }  // namespace
 
 int col_sum_block(int group_size) {
-  int best = 16;
-  for (int b = 16; b <= kMaxSumBlock && b <= group_size; b += 16)
+  // A multiple of 32 when the group is one: a plane chunk of 1-bit values spans 32 k in the
+  // x86 layouts (sr = 4·nr), and every sum block must be whole chunks.
+  const int unit = group_size % 32 == 0 ? 32 : 16;
+  int best = unit;
+  for (int b = unit; b <= kMaxSumBlock && b <= group_size; b += unit)
     if (group_size % b == 0) best = b;
   return best;
 }

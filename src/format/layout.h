@@ -43,8 +43,9 @@ struct LayoutDesc {
   bool col_sums = false;  // panels end with their column sums (see above)
 };
 
-// k values per column-sum block of a group: the largest multiple of 16 dividing group_size
-// that is at most 128, so |Su| <= 255·128 and |Ex| <= 255·128 fit in int16.
+// k values per column-sum block of a group: the largest multiple of 16 (of 32 when the group
+// size is one) dividing group_size that is at most 128, so |Su| <= 255·128 and
+// |Ex| <= 255·128 fit in int16 and every block is whole plane chunks (kernels unpack by block).
 constexpr int kMaxSumBlock = 128;
 int col_sum_block(int group_size);
 

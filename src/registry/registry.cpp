@@ -113,28 +113,23 @@ std::vector<KernelDesc> builtin_kernels() {
        {8.0f, 2.0f, 50.0f, kEveryRowCount}, {}, qa8_qw_gemm_1x1c1__scalar},
       {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true,
        {8.0f, 2.0f, 50.0f, kEveryRowCount}, {}, qa8_qw_gemm_4x1c1__scalar},
-      // x86-64. Costs: cycles (of 3 GHz) per weight value on Zen 3. AVX2: least-squares fit to
-      // single-thread, L2-resident times (`lowbit regret --threads 1 --n 256 --k 2048 --all`,
-      // m = 1..64, 4-bit, groups 32 and 128; worst error 12 % at m <= 4 of the 16-row kernel).
-      // AVX-VNNI / AVX-512: scaled from AVX2 by uop counts, not measured: no such CPU here.
-      {"qa8_qw_gemm_1x8c4__avx2", 2, kX86Avx2, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.0606f, 150.0f, kEveryRowCount, 0.0f, 0.41f}, {}, LOWBIT_X86(qa8_qw_gemm_1x8c4__avx2)},
-      {"qa8_qw_gemm_1x8c4__avxvnni", 2, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.048f, 150.0f, kEveryRowCount, 0.0f, 0.33f}, {}, LOWBIT_X86(qa8_qw_gemm_1x8c4__avxvnni)},
-      {"qa8_qw_gemm_4x8c4__avx2", 2, kX86Avx2, 4, {4, 4}, kAllBits, true, true,
-       {0.0264f, 0.0416f, 300.0f, row_counts({1, 2, 4}), 0.0f, 0.571f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", 2, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
-       {0.023f, 0.031f, 300.0f, row_counts({1, 2, 4}), 0.0f, 0.46f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
-      {"qa8_qw_gemm_16x8c4__avx2", 2, kX86Avx2, 16, {16, 4}, kAllBits, true, true,
-       {0.0141f, 0.0444f, 600.0f, row_counts({4, 8, 12, 16}), 3.0f, 0.572f}, {}, LOWBIT_X86(qa8_qw_gemm_16x8c4__avx2)},
-      {"qa8_qw_gemm_16x8c4__avxvnni", 2, kX86AvxVnni, 16, {16, 4}, kAllBits, true, true,
-       {0.0114f, 0.0324f, 600.0f, row_counts({4, 8, 12, 16}), 2.4f, 0.46f}, {}, LOWBIT_X86(qa8_qw_gemm_16x8c4__avxvnni)},
-      {"qa8_qw_gemm_1x16c4__avx512vnni", 3, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.025f, 150.0f, kEveryRowCount, 0.0f, 0.17f}, {}, LOWBIT_X86(qa8_qw_gemm_1x16c4__avx512vnni)},
-      {"qa8_qw_gemm_4x16c4__avx512vnni", 3, kX86Avx512Vnni, 4, {4, 4}, kAllBits, true, true,
-       {0.012f, 0.017f, 300.0f, row_counts({1, 2, 4}), 0.0f, 0.23f}, {}, LOWBIT_X86(qa8_qw_gemm_4x16c4__avx512vnni)},
-      {"qa8_qw_gemm_16x16c4__avx512vnni", 3, kX86Avx512Vnni, 16, {16, 4}, kAllBits, true, true,
-       {0.0057f, 0.017f, 600.0f, row_counts({4, 8, 12, 16}), 1.2f, 0.23f}, {}, LOWBIT_X86(qa8_qw_gemm_16x16c4__avx512vnni)},
+      // x86-64 (src/kernels/x86, docs/x86-kernels.md): a GEMV for decode and an MR-row GEMM
+      // per ISA, on the column-sum layouts. Costs: cycles (of 3 GHz) per weight value on
+      // Zen 3. AVX2: fitted to single-thread, L2-resident times (`lowbit regret --threads 1
+      // --n 256 --k 2048 --all`). AVX-VNNI / AVX-512: scaled from AVX2 by the llvm-mca cycles
+      // of the group step (scripts/x86_mca.sh), not measured: no such CPU here.
+      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.045f, 150.0f, kEveryRowCount, 0.0f, 0.30f}, {}, LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
+      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.036f, 150.0f, kEveryRowCount, 0.0f, 0.24f}, {}, LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
+      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true,
+       {0.02f, 0.030f, 300.0f, row_counts({2, 4}), 0.0f, 0.30f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
+       {0.018f, 0.022f, 300.0f, row_counts({2, 4}), 0.0f, 0.25f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
+      {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
+       {0.0f, 0.020f, 150.0f, kEveryRowCount, 0.0f, 0.12f}, {}, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
+      {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
+       {0.006f, 0.0105f, 300.0f, row_counts({2, 4, 8}), 0.0f, 0.08f}, {}, LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). Costs: llvm-mca-19 on the
       // group-32 loop, Neoverse N2 as reference, factors for other cores from the same
       // models (docs/arm-kernels.md, scripts/arm_mca.sh).
