@@ -72,7 +72,7 @@ lb 4x8c4 avx2|lowbit|qa8_qw_gemm_4x8c4__avx2|qa8_qw_gemm_4x8c4__avx2 4 8 160 32 
 xnn 1x8c8 avx2|xnn|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2 1 8 160 32|5|256|avx2|vpmaddwd
 xnn 3x8c8 avx2|xnn|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2 3 8 160 32|5|768|avx2|vpmaddwd
 lb 1x8c4 avxvnni (gemv)|lowbit|qa8_qw_gemv_1x8c4__avxvnni|qa8_qw_gemv_1x8c4__avxvnni 1 16 160 32 4 0|5|512|avxvnni|vpdpbusd
-lb 4x8c4 avxvnni|lowbit|qa8_qw_gemm_4x8c4__avxvnni|qa8_qw_gemm_4x8c4__avxvnni 4 8 160 32 4 0|5|1024|avxvnni|vpdpbusd
+lb 4x8c4 avxvnni|lowbit|qa8_qw_gemm_4x8c4__avxvnni|qa8_qw_gemm_4x8c4__avxvnni 4 16 160 32 4 0|5|2048|avxvnni|vpdpbusd
 xnn 1x8c8 avxvnni (qc4w)|xnn|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_1x8c8__avxvnni_prfm|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_1x8c8__avxvnni_prfm 1 8 160 32|10|128|avxvnni|vpdpbusd
 xnn 5x8c8 avxvnni (qc4w)|xnn|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_5x8c8__avxvnni_prfm|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_5x8c8__avxvnni_prfm 5 8 160 32|10|640|avxvnni|vpdpbusd
 lb 1x16c4 avx512vnni (gemv)|lowbit|qa8_qw_gemv_1x16c4__avx512vnni|qa8_qw_gemv_1x16c4__avx512vnni 1 64 160 32 4 0|5|2048|avx512|vpdpbusd

@@ -186,7 +186,8 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, in
       const int load = (kb0 + kb) / S::kPerLoad;
       V raw[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-        raw[p] = T::load(src[p] + size_t(load) * T::kBytes);
+        raw[p] = S::kUnit == 8 ? T::load(src[p] + size_t(load) * T::kBytes)
+                               : T::load_packed(src[p] + size_t(load) * T::kBytes);
         if (PF > 0 && load % kLinesEvery == 0)
           _mm_prefetch(reinterpret_cast<const char*>(src[p] + size_t(load) * T::kBytes + PF), _MM_HINT_T0);
       });
@@ -216,6 +217,36 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, in
     });
   }
 }
+
+// The f32 sums of ROWS x NP accumulators across groups: in registers, or (MEM) in `buf`, an L1
+// buffer of ROWS·NP vectors, where 16 vector registers cannot hold them next to the int32
+// accumulators (AVX-VNNI, 4 rows x 2 panels: one fma with a memory operand and one store per
+// group and accumulator).
+template <class T, int ROWS, int NP, bool MEM>
+struct FSums {
+  typename T::F v[ROWS][NP];
+  LOWBIT_X86_INLINE explicit FSums(float*) {
+    static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { v[r][p] = T::fzero(); }); });
+  }
+  LOWBIT_X86_INLINE void next_group() {}
+  LOWBIT_X86_INLINE void add(int r, int p, typename T::F x, typename T::F sw) { v[r][p] = T::fmadd(x, sw, v[r][p]); }
+  LOWBIT_X86_INLINE typename T::F get(int r, int p) const { return v[r][p]; }
+};
+template <class T, int ROWS, int NP>
+struct FSums<T, ROWS, NP, true> {
+  float* mem;
+  LOWBIT_X86_INLINE explicit FSums(float* buf) : mem(buf) {
+    for (int i = 0; i < ROWS * NP; ++i) T::fstore(mem + i * T::kNr, T::fzero());
+  }
+  // Once per group: the buffer's address becomes opaque, so the compiler cannot carry the
+  // sums from one group to the next in (spilled) registers instead of the buffer.
+  LOWBIT_X86_INLINE void next_group() { __asm__("" : "+r"(mem)); }
+  LOWBIT_X86_INLINE void add(int r, int p, typename T::F x, typename T::F sw) {
+    float* f = mem + (r * NP + p) * T::kNr;
+    T::fstore(f, T::fmadd(x, sw, T::fload(f)));
+  }
+  LOWBIT_X86_INLINE typename T::F get(int r, int p) const { return T::fload(mem + (r * NP + p) * T::kNr); }
+};
 
 // y = fma(acc, s_x, bias), then max(lo, y), min(hi, y): NaN in y survives (second operand).
 template <class T>

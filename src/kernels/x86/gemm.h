@@ -13,7 +13,7 @@ namespace lowbit {
 namespace x86 {
 namespace {
 
-template <class T, class S, int ROWS, int NP, int MR, int GS, int SF, int PF>
+template <class T, class S, int ROWS, int NP, int MR, int GS, int SF, int PF, bool FMEM>
 inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
   using V = typename T::V;
   using F = typename T::F;
@@ -32,8 +32,8 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
-  F facc[ROWS][NP];
-  static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { facc[r][p] = T::fzero(); }); });
+  alignas(64) float fbuf[FMEM ? ROWS * NP * T::kNr : 1];
+  FSums<T, ROWS, NP, FMEM> facc(fbuf);
   for (int grp = 0; grp < g.groups; ++grp) {
     V acc[ROWS][NP];
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
@@ -57,23 +57,25 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       });
       pairs += MR;
     }
+    facc.next_group();
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       const F sw = record_scales<T, SF>(g, rec[p]);
-      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { facc[r][p] = T::fmadd(T::cvt(acc[r][p]), sw, facc[r][p]); });
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { facc.add(r, p, T::cvt(acc[r][p]), sw); });
       rec[p] += g.record_bytes;
       sums[p] += sums_step;
     });
   }
   static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
     static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
-      if (size_t(r) < a.m) store_row<T>(lhs, a, p0 + p, r, facc[r][p]);
+      if (size_t(r) < a.m) store_row<T>(lhs, a, p0 + p, r, facc.get(r, p));
     });
   });
 }
 
-// The registered entry point of an MR-row kernel: a block of m < MR rows runs the code for
-// the next row count in {2, 4, 8} (the rows past m are zero in the LHS and not stored).
-template <class T, int MR, int NP, int PF>
+// The registered entry point of an MR-row kernel over NP panels at a time (f32 sums in memory
+// with FMEM): a block of m < MR rows runs the code for the next row count in {2, 4, 8} (the
+// rows past m are zero in the LHS and not stored).
+template <class T, int MR, int NP, int PF, bool FMEM = false>
 inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<MR>(shape, a);
@@ -82,7 +84,7 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
       using S = decltype(s);
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
         for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
-          gemm_panels<T, S, rows, np, MR, gs, sf, PF>(g, lhs, a, p);
+          gemm_panels<T, S, rows, np, MR, gs, sf, PF, FMEM>(g, lhs, a, p);
         });
       });
     });

@@ -12,28 +12,26 @@ namespace lowbit {
 namespace x86 {
 namespace {
 
-template <class T, class S, int NP, int GS, int SF, int PF>
+template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF>
 inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
   using V = typename T::V;
-  using F = typename T::F;
   using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
   const int block = GS > 0 ? GS : g.sum_block;
   const int blocks = GS > 0 ? 1 : g.sums_per_group;
   const int o = 1 << (g.bits - 1);
   const V nzx = T::set1_16(int16_t(-lhs.zx[0]));
-  const V cz_const = T::set1_32(o << 16);  // (0, cz) lanes without zero points
+  const V cz_none = T::set1_32(o << 16);  // (0, cz) lanes without zero points
   const uint8_t* rec[NP];
   static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { rec[p] = a.rhs + size_t(p0 + p) * g.panel_bytes; });
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
-  F facc[NP];
-  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { facc[p] = T::fzero(); });
+  FSums<T, 1, NP, false> facc(nullptr);
   for (int grp = 0; grp < g.groups; ++grp) {
     V acc[1][NP], cz[NP];
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       acc[0][p] = T::zero();
-      cz[p] = g.has_zeros ? T::cz_high(rec[p] + g.zeros_offset, o) : cz_const;
+      cz[p] = ZEROS ? T::cz_high(rec[p] + g.zeros_offset, o) : cz_none;
       if (S::kBuffered)  // the fast formats prefetch inside block_dot
         for (size_t b = 0; b < g.record_bytes; b += 64)
           _mm_prefetch(reinterpret_cast<const char*>(rec[p] + b + PF), _MM_HINT_T0);
@@ -51,15 +49,16 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       }
       ++pairs;
     }
+    facc.next_group();
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      facc[p] = T::fmadd(T::cvt(acc[0][p]), record_scales<T, SF>(g, rec[p]), facc[p]);
+      facc.add(0, p, T::cvt(acc[0][p]), record_scales<T, SF>(g, rec[p]));
       rec[p] += g.record_bytes;
     });
   }
-  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p, 0, facc[p]); });
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p, 0, facc.get(0, p)); });
 }
 
-// The registered entry point of a GEMV (an LHS block of one row).
+// The registered entry point of a GEMV (an LHS block of one row), NP panels at a time.
 template <class T, int NP, int PF>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
@@ -67,7 +66,13 @@ inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
     using S = decltype(s);
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
-      for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA { gemv_panels<T, S, np, gs, sf, PF>(g, lhs, a, p); });
+      auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
+        for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
+          gemv_panels<T, S, np, gs, sf, zeros, PF>(g, lhs, a, p);
+        });
+      };
+      if (g.has_zeros) run(std::true_type{});
+      else run(std::false_type{});
     });
   });
 }

@@ -1,9 +1,9 @@
 # x86-64 micro-kernels: one TU per kernel, each built with its ISA's flags only.
 # -fno-tree-ter: GCC 12's expansion otherwise moves the int16 partial-sum adds of the AVX2
 # dot products past all their products, which then go through the stack (docs/x86-kernels.md).
-set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c;-fno-tree-ter" CACHE INTERNAL "")
-set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni;-fno-tree-ter" CACHE INTERNAL "")
-set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-fno-tree-ter" CACHE INTERNAL "")
+set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
+set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
+set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
 
 set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemv_1x8c4__avx2.cpp

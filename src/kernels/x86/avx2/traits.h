@@ -18,6 +18,16 @@ struct Avx256Common {
   static constexpr int kNr = 8, kBytes = 32;
 
   static V load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  // A vector of packed weights that unpacks into several: loaded once into a register (the
+  // compiler would otherwise fold it into each use, one load per use: loads are what limits
+  // the AVX-VNNI GEMM on Intel client cores).
+  static V load_packed(const uint8_t* p) {
+    V v = load(p);
+#if defined(__AVX2__)  // not in the SIMDe-emulated build, where V is not a register type
+    __asm__("" : "+x"(v));
+#endif
+    return v;
+  }
   static void store(uint8_t* p, V v) { _mm256_store_si256(reinterpret_cast<__m256i*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }
   static V set1_8(char v) { return _mm256_set1_epi8(v); }
@@ -40,6 +50,8 @@ struct Avx256Common {
     return _mm256_slli_epi32(_mm256_add_epi32(z, set1_32(base)), 16);
   }
 
+  static F fload(const float* p) { return _mm256_load_ps(p); }
+  static void fstore(float* p, F v) { _mm256_store_ps(p, v); }
   static F fzero() { return _mm256_setzero_ps(); }
   static F fset1(float v) { return _mm256_set1_ps(v); }
   static F cvt(V a) { return _mm256_cvtepi32_ps(a); }
