@@ -4,7 +4,9 @@
 #   build  the library and the lowbit command: compiler, CMake, cpuinfo, pthreadpool, zlib
 #   run    build + OpenBLAS (the f32 baseline `lowbit run` times next to lowbit)
 #   test   run + GoogleTest, SIMDe (emulated AVX-512 / AVX-VNNI kernels), qemu-user, oneDNN
-#          (the optional int8 baseline, so its configure path is tested)
+#          (the optional int8 baseline, so its configure path is tested), and the Python package's
+#          build and tests: Python headers, pybind11, numpy, pytest, PyTorch (python3-torch,
+#          libtorch-dev) for torch.ops.lowbit
 #   bench  run + Google Benchmark and oneDNN
 #   cross  the aarch64 cross compiler and qemu-user
 set -euo pipefail
@@ -12,7 +14,8 @@ want=(cmake ninja-build g++ make pkg-config zlib1g-dev libcpuinfo-dev libpthread
 case "${1:-build}" in
   build) ;;
   run)   want+=(libopenblas-dev) ;;
-  test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user) ;;
+  test)  want+=(libopenblas-dev libdnnl-dev libgtest-dev libgmock-dev libsimde-dev qemu-user
+               python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libtorch-dev) ;;
   bench) want+=(libopenblas-dev libdnnl-dev libbenchmark-dev) ;;
   cross) want+=(qemu-user g++-aarch64-linux-gnu) ;;
   *) echo "setup.sh: unknown profile '$1' (build|run|test|bench|cross)" >&2; exit 2 ;;

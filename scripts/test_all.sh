@@ -25,6 +25,14 @@ if [ "$stage" = all ] || [ "$stage" = native ]; then
   done
 fi
 
+if [ "$stage" = all ] || [ "$stage" = python ]; then
+  # Debian's python3 (with torch and numpy), whatever python3 comes first on PATH.
+  section "Python package and torch.ops.lowbit (pytest)"
+  configure_build build -DCMAKE_BUILD_TYPE=Release -DLOWBIT_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3
+  cmake --build build --target lowbit_op_overhead  # examples/op_overhead.cpp still builds
+  PYTHONPATH="$PWD/build/python" LOWBIT_CLI="$PWD/build/tools/lowbit" /usr/bin/python3 -m pytest -q tests/python
+fi
+
 if [ "$stage" = all ] || [ "$stage" = asan ]; then
   section "ASan+UBSan build and tests"
   configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=address,undefined \

@@ -122,6 +122,45 @@ TEST_F(Files, SaveLoadAndBufferRoundTripsGiveIdenticalResults) {
   EXPECT_TRUE(test::bits_equal(ya.data(), test::reference(w, 3, x.x).data(), ya.size()));
 }
 
+// A view reads the caller's bytes in place (PyTorch keeps packed weights in its own tensors),
+// validated like a copy, and the same results.
+TEST(View, ReadsTheCallersMemoryInPlaceAfterValidatingIt) {
+  const WeightProblem p{19, 64, 3, 32, true, true};
+  const test::Weights w = test::random_weights(p, 8);
+  const PackedWeights a = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(),
+                                              w.scales.data(), w.zeros_ptr(), w.bias_ptr());
+  AlignedBuffer mem(a.size() + AlignedBuffer::kAlign);
+  std::memcpy(mem.data(), a.data(), a.size());
+  const PackedWeights v = PackedWeights::view(mem.data(), a.size());
+  EXPECT_EQ(v.data(), mem.data());
+  EXPECT_EQ(v.size(), a.size());
+  EXPECT_EQ(v.info().total_bytes, a.size());
+  test::Activations x = test::random_activations(5, p.k, 9);
+  std::vector<float> ya(5 * p.n), yv(5 * p.n);
+  a.linear(5, x.x, ya.data());
+  v.linear(5, x.x, yv.data());
+  EXPECT_TRUE(test::bits_equal(ya.data(), yv.data(), ya.size()));
+  const PackedWeights r = v.repack("portable");
+  EXPECT_NE(r.data(), mem.data());
+
+  std::memmove(mem.data() + 16, mem.data(), a.size());
+  try {
+    PackedWeights::view(mem.data() + 16, a.size());
+    FAIL() << "a misaligned view was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+  }
+  std::memmove(mem.data(), mem.data() + 16, a.size());
+  mem.data()[kHeaderSize + 3] ^= 1;
+  try {
+    PackedWeights::view(mem.data(), a.size());
+    FAIL() << "a corrupt payload was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::corrupt_data);
+  }
+}
+
 TEST_F(Files, FlippedBitInASavedFileIsDetected) {
   const WeightProblem p{4, 32, 2, 16, false, false};
   const test::Weights w = test::random_weights(p, 5);

@@ -29,16 +29,9 @@ const LayoutDesc kX86Wide{901, "fake_avx512_n64", Arch::x86_64, IsaSet{Isa::avx5
 const LayoutDesc kX86Narrow{902, "fake_avx512_n16", Arch::x86_64, IsaSet{Isa::avx512f, Isa::avx512vnni}, 16, 4, 64, true};
 const LayoutDesc kArm{903, "fake_arm_n8", Arch::arm64, IsaSet{Isa::neon}, 8, 8, 16, true};
 
-constexpr UarchFactor kNone[4] = {};
-
-KernelDesc kernel(const char* name, const LayoutDesc& l, IsaSet req, int mr, KernelCost cost,
-                  uint16_t bits = kAllBits, bool zeros = true,
-                  std::initializer_list<UarchFactor> prefers = {}) {
-  KernelDesc k{name, l.id, req, mr, {mr, l.kr}, bits, zeros, true, cost, {}, stand_in};
-  int i = 0;
-  for (const UarchFactor& f : prefers) k.prefers[i++] = f;
-  (void)kNone;
-  return k;
+KernelDesc kernel(const char* name, const LayoutDesc& l, IsaSet req, int mr, uint16_t row_variants,
+                  uint16_t bits = kAllBits, bool zeros = true) {
+  return KernelDesc{name, l.id, req, mr, {mr, l.kr}, bits, zeros, true, row_variants, stand_in};
 }
 
 const IsaSet kAvx512{Isa::avx512f, Isa::avx512vnni};
@@ -47,23 +40,40 @@ const IsaSet kI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 Registry test_registry() {
   return Registry(
       {
-          kernel("portable_gemv_1x1", portable_layout(), {}, 1, {8.0f, 2.0f, 100, kEveryRowCount}),
-          kernel("avx2_gemv_1x8", kX86Generic, {Isa::avx2}, 1, {0.30f, 0.30f, 100, kEveryRowCount}),
-          kernel("avx2_gemm_4x8", kX86Generic, {Isa::avx2}, 4, {0.30f, 0.10f, 100, row_counts({4})}),
-          // Wide: cheaper per value, but pads n to 64 columns.
-          kernel("avx512_gemv_1x64", kX86Wide, kAvx512, 1, {0.05f, 0.05f, 100, kEveryRowCount}),
-          kernel("avx512_gemm_4x64", kX86Wide, kAvx512, 4, {0.05f, 0.02f, 100, row_counts({4})}),
-          kernel("avx512_gemv_1x16", kX86Narrow, kAvx512, 1, {0.07f, 0.07f, 100, kEveryRowCount}),
+          kernel("portable_gemv_1x1", portable_layout(), {}, 1, kEveryRowCount),
+          kernel("avx2_gemv_1x8", kX86Generic, {Isa::avx2}, 1, kEveryRowCount),
+          kernel("avx2_gemm_4x8", kX86Generic, {Isa::avx2}, 4, row_counts({4})),
+          kernel("avx512_gemv_1x64", kX86Wide, kAvx512, 1, kEveryRowCount),
+          kernel("avx512_gemm_4x64", kX86Wide, kAvx512, 4, row_counts({4})),
+          kernel("avx512_gemv_1x16", kX86Narrow, kAvx512, 1, kEveryRowCount),
           // A 4-bit-only, no-zero-point GEMM: selection must route around it.
-          kernel("avx512_gemm_4x16_q4", kX86Narrow, kAvx512, 4, {0.07f, 0.03f, 100, row_counts({4})},
-                 bits_mask({4}), false),
-          kernel("arm_dot_gemv_1x8", kArm, {Isa::neon, Isa::dotprod}, 1, {0.20f, 0.20f, 100, kEveryRowCount}),
-          kernel("arm_dot_gemm_4x8", kArm, {Isa::neon, Isa::dotprod}, 4, {0.20f, 0.08f, 100, row_counts({4})}),
-          // i8mm is fast on big cores, slow on the little A510 (a uarch affinity).
-          kernel("arm_i8mm_gemm_8x8", kArm, kI8mm, 8, {0.20f, 0.03f, 100, row_counts({8})},
-                 kAllBits, true, {{Uarch::cortex_a510, 4.0f}}),
+          kernel("avx512_gemm_4x16_q4", kX86Narrow, kAvx512, 4, row_counts({4}), bits_mask({4}), false),
+          kernel("arm_dot_gemv_1x8", kArm, {Isa::neon, Isa::dotprod}, 1, kEveryRowCount),
+          kernel("arm_dot_gemm_4x8", kArm, {Isa::neon, Isa::dotprod}, 4, row_counts({4})),
+          kernel("arm_i8mm_gemm_8x8", kArm, kI8mm, 8, row_counts({8})),
       },
       {&portable_layout(), &kX86Generic, &kX86Wide, &kX86Narrow, &kArm});
+}
+
+// What the stand-in kernels cost: selection reads these through a Tuning, as it reads the
+// generic table for the real kernels.
+const Tuning& test_tuning() {
+  static const CostTable table = {
+      {"portable_gemv_1x1", uniform_cost(8.0f, 2.0f, 100)},
+      {"avx2_gemv_1x8", uniform_cost(0.30f, 0.30f, 100)},
+      {"avx2_gemm_4x8", uniform_cost(0.30f, 0.10f, 100)},
+      // Wide: cheaper per value, but pads n to 64 columns.
+      {"avx512_gemv_1x64", uniform_cost(0.05f, 0.05f, 100)},
+      {"avx512_gemm_4x64", uniform_cost(0.05f, 0.02f, 100)},
+      {"avx512_gemv_1x16", uniform_cost(0.07f, 0.07f, 100)},
+      {"avx512_gemm_4x16_q4", uniform_cost(0.07f, 0.03f, 100)},
+      {"arm_dot_gemv_1x8", uniform_cost(0.20f, 0.20f, 100)},
+      {"arm_dot_gemm_4x8", uniform_cost(0.20f, 0.08f, 100)},
+      // i8mm is fast on big cores, slow on the little A510 (a uarch affinity).
+      {"arm_i8mm_gemm_8x8", uniform_cost(0.20f, 0.03f, 100, 0, 0, {{Uarch::cortex_a510, 4.0f}})},
+  };
+  static const Tuning t(table);
+  return t;
 }
 
 struct LayoutCase {
@@ -84,7 +94,7 @@ TEST(SelectLayout, Table) {
       {"arm64:neon;cores=4xcortex-a53", {4096, 4096, 4, 32, false, false}, "portable_n1k1s1"},
   };
   for (const LayoutCase& c : cases) {
-    const LayoutDecision d = select_layout(reg, parse_profile_spec(c.profile), c.problem);
+    const LayoutDecision d = select_layout(reg, parse_profile_spec(c.profile), c.problem, &test_tuning());
     EXPECT_STREQ(d.winner->name, c.want_layout) << c.profile << " n=" << c.problem.n;
     EXPECT_EQ(d.candidates.size(), reg.layouts().size());
   }
@@ -93,7 +103,8 @@ TEST(SelectLayout, Table) {
 TEST(SelectLayout, RejectionsSayWhy) {
   const Registry reg = test_registry();
   const LayoutDecision d =
-      select_layout(reg, parse_profile_spec("x86_64:avx2,fma;cores=2xzen3"), {64, 256, 4, 32, false, false});
+      select_layout(reg, parse_profile_spec("x86_64:avx2,fma;cores=2xzen3"), {64, 256, 4, 32, false, false},
+                    &test_tuning());
   std::set<std::string> reasons;
   for (const Candidate& c : d.candidates) {
     if (std::string(c.name) == "fake_avx512_n64") {
@@ -147,7 +158,7 @@ TEST(Plan, KernelMixTable) {
     PackedHeader h;
     h.layout = c.layout;
     h.problem = c.problem;
-    const ExecPlan plan = make_plan(reg, parse_profile_spec(c.profile), h, c.m, c.threads, nullptr, false);
+    const ExecPlan plan = make_plan(reg, parse_profile_spec(c.profile), h, c.m, c.threads, nullptr, false, &test_tuning());
     std::vector<std::pair<std::string, int>> want;
     for (const auto& w : c.want) want.push_back({w.first, w.second});
     EXPECT_EQ(segments(plan.per_uarch[0]), want) << c.profile << " m=" << c.m << " bits=" << c.problem.bits;
@@ -165,7 +176,7 @@ TEST(Plan, PerCoreKernelsOnBigLittle) {
   PackedHeader h;
   h.layout = &kArm;
   h.problem = {4096, 4096, 4, 32, false, false};
-  const ExecPlan plan = make_plan(reg, phone, h, 64, 8, nullptr, false);
+  const ExecPlan plan = make_plan(reg, phone, h, 64, 8, nullptr, false, &test_tuning());
   ASSERT_EQ(plan.num_uarchs, 2);
   for (int u = 0; u < 2; ++u) {
     const UarchPlan& up = plan.per_uarch[u];
@@ -196,7 +207,7 @@ TEST(Plan, ExplanationListsEveryKernelWithReasons) {
   h.layout = &kX86Narrow;
   h.problem = {256, 256, 3, 32, false, false};
   PlanExplanation ex;
-  make_plan(reg, parse_profile_spec("x86_64:avx512vnni;cores=2xzen5"), h, 8, 1, &ex, false);
+  make_plan(reg, parse_profile_spec("x86_64:avx512vnni;cores=2xzen5"), h, 8, 1, &ex, false, &test_tuning());
   EXPECT_EQ(ex.kernels.size(), reg.kernels().size());
   for (const Candidate& c : ex.kernels) {
     if (c.name == "avx512_gemm_4x16_q4") {
@@ -210,6 +221,7 @@ TEST(Plan, ExplanationListsEveryKernelWithReasons) {
     }
     if (c.eligible) {
       EXPECT_GT(c.cost_ns, 0.0);
+      EXPECT_EQ(c.source, "generic") << c.name;
     }
   }
   EXPECT_FALSE(ex.winner.empty());
@@ -229,9 +241,8 @@ std::string registry_error(std::vector<KernelDesc> ks) {
 }
 
 TEST(Registry, ValidatesDescriptors) {
-  const KernelCost c{1, 1, 1, kEveryRowCount};
   auto k = [&](const char* name, int mr, const LayoutDesc& l = kX86Generic) {
-    return kernel(name, l, l.isa, mr, c);
+    return kernel(name, l, l.isa, mr, kEveryRowCount);
   };
   EXPECT_EQ(registry_error({k("a", 1), k("b", 4)}), "");
   EXPECT_NE(registry_error({k("a", 1), k("a", 4)}).find("duplicate kernel name a"), std::string::npos);
@@ -255,6 +266,12 @@ TEST(Registry, ValidatesDescriptors) {
   KernelDesc nobits = k("h", 1);
   nobits.bits_mask = 1;
   EXPECT_NE(registry_error({nobits}).find("bits mask"), std::string::npos);
+  KernelDesc no_full_block = k("i", 4);
+  no_full_block.row_variants = row_counts({1, 2});
+  EXPECT_NE(registry_error({no_full_block}).find("row variants"), std::string::npos);
+  KernelDesc beyond_block = k("j", 4);
+  beyond_block.row_variants = row_counts({4, 8});
+  EXPECT_NE(registry_error({beyond_block}).find("row variants"), std::string::npos);
 }
 
 TEST(Registry, BuiltinRegistryIsValidAndDescribesEveryLayoutUsed) {
@@ -291,11 +308,15 @@ void big_kernel(const GemmShape& s, const UKernelArgs& a) {
 
 TEST(PerCore, EachSimulatedCoreRunsItsOwnKernelAndResultsStayExact) {
   const LayoutDesc& l = portable_layout();
-  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, {1, 1, 10, kEveryRowCount},
-                 {{Uarch::cortex_x3, 50.0f}}, little_kernel},
-                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, {1, 1, 10, row_counts({4})},
-                 {{Uarch::cortex_a510, 50.0f}}, big_kernel}},
+  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, little_kernel},
+                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, row_counts({4}), big_kernel}},
                {&l});
+  // run_linear plans with the active tuning: make it one that knows these kernels.
+  static const CostTable costs = {
+      {"little_1x1", uniform_cost(1, 1, 10, 0, 0, {{Uarch::cortex_x3, 50.0f}})},
+      {"big_4x1", uniform_cost(1, 1, 10, 0, 0, {{Uarch::cortex_a510, 50.0f}})},
+  };
+  const ScopedTuning scope(std::make_shared<Tuning>(costs));
   CpuProfile phone = parse_profile_spec("arm64:neon;cores=2xcortex-a510,2xcortex-x3");
   const WeightProblem p{96, 64, 4, 32, true, true};
   const test::Weights w = test::random_weights(p, 21);

@@ -15,13 +15,9 @@ namespace {
 void print_info(const PackedInfo& i, const std::string& path, bool json) {
   if (json) {
     Json j;
-    j.begin_object().field("file", path).field("valid", true).field("layout", i.layout)
-        .field("layout_id", i.layout_id).field("n", i.n).field("k", i.k).field("bits", i.bits)
-        .field("group", i.group_size).field("zeros", i.has_zeros).field("bias", i.has_bias)
-        .field("nr", i.nr).field("kr", i.kr).field("sr", i.sr)
-        .field("scales", i.scale_format == ScaleFormat::bf16 ? "bf16" : "f32").field("isa", i.isa)
-        .field("payload_bytes", (unsigned long long)i.payload_bytes)
-        .field("total_bytes", (unsigned long long)i.total_bytes).end_object();
+    j.begin_object().field("file", path).field("valid", true);
+    packed_info_json(j, i);
+    j.end_object();
     std::printf("%s\n", j.str().c_str());
     return;
   }

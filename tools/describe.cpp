@@ -5,6 +5,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "format/layouts.h"
+#include "select/explain.h"
+#include "util/error.h"
+
 namespace lowbit::cli {
 
 std::string isa_string(IsaSet s) { return s.empty() ? "scalar" : s.to_string(); }
@@ -79,6 +83,93 @@ std::string plan_kernels_text(const ExecPlan& plan) {
       s += std::string(i ? " + " : "") + up.seg[i].kernel->name + "×" + std::to_string(up.seg[i].rows);
   }
   return s;
+}
+
+std::string info_json() {
+  const CpuProfile& prof = host_profile();
+  const Registry& reg = default_registry();
+  Json j;
+  j.begin_object();
+  j.key("profile");
+  profile_json(j, prof);
+  isa_and_cores_json(j, prof);
+  j.key("kernels").begin_array();
+  for (const KernelDesc& k : reg.kernels())
+    j.begin_object().field("name", k.name).field("isa", isa_string(k.requires))
+        .field("layout", reg.layout(k.layout_id)->name).field("mr", k.mr)
+        .field("nr", reg.layout(k.layout_id)->nr).field("runnable", kernel_runs_here(k)).end_object();
+  j.end_array();
+  j.key("layouts").begin_array();
+  for (const LayoutDesc* l : reg.layouts())
+    j.begin_object().field("id", int(l->id)).field("name", l->name).field("arch", arch_name(l->arch))
+        .field("isa", isa_string(l->isa)).field("nr", l->nr).field("kr", l->kr).field("sr", l->sr)
+        .end_object();
+  j.end_array();
+  j.end_object();
+  return j.str();
+}
+
+bool kernel_runs_here(const KernelDesc& k) {
+  return k.fn != nullptr && host_profile().isa.contains(k.requires);
+}
+
+Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target) {
+  validate_problem(p);
+  if (m < 1) fail(Status::invalid_argument, "m must be >= 1 (got ", m, ")");
+  Explanation e;
+  e.problem = p;
+  e.m = m;
+  e.target = target;
+  e.profile = target_profile(target);
+  e.threads = threads > 0 ? threads : int(e.profile.num_threads());
+  const Registry& reg = default_registry();
+  e.layout = select_layout(reg, e.profile, p);
+  e.header.layout = e.layout.winner;
+  e.header.problem = p;
+  e.plan = make_plan(reg, e.profile, e.header, m, e.threads, &e.plan_candidates, target.empty());
+  return e;
+}
+
+std::string explanation_json(const Explanation& e) {
+  const WeightProblem& p = e.problem;
+  Json j;
+  j.begin_object();
+  j.key("profile");
+  profile_json(j, e.profile);
+  j.key("problem").begin_object().field("n", p.n).field("k", p.k).field("m", e.m).field("bits", p.bits)
+      .field("group", p.group_size).field("zeros", p.has_zeros).field("bias", p.has_bias)
+      .field("threads", e.threads).field("target", e.target.empty() ? "this CPU" : e.target).end_object();
+  j.key("layout").begin_object().field("name", e.layout.winner->name);
+  j.key("candidates");
+  candidates_json(j, e.layout.candidates);
+  j.end_object();
+  j.key("plan").begin_object();
+  j.field("m", e.m).field("threads", e.threads).field("row_tile", e.plan.row_tile)
+      .field("col_tile", e.plan.col_tile);
+  j.field("winner", e.plan_candidates.winner);
+  j.key("kernels");
+  plan_kernels_json(j, e.plan);
+  j.key("candidates");
+  candidates_json(j, e.plan_candidates.kernels);
+  j.key("mixes");
+  candidates_json(j, e.plan_candidates.mixes);
+  j.end_object();
+  j.end_object();
+  return j.str();
+}
+
+std::string explanation_text(const Explanation& e) {
+  return profile_text(e.profile) + "\n" + format_layout_decision(e.layout, e.problem, e.profile) +
+         "\n" + format_plan(e.plan, e.header, &e.plan_candidates);
+}
+
+void packed_info_json(Json& j, const PackedInfo& i) {
+  j.field("layout", i.layout).field("layout_id", i.layout_id).field("n", i.n).field("k", i.k)
+      .field("bits", i.bits).field("group", i.group_size).field("zeros", i.has_zeros)
+      .field("bias", i.has_bias).field("nr", i.nr).field("kr", i.kr).field("sr", i.sr)
+      .field("scales", i.scale_format == ScaleFormat::bf16 ? "bf16" : "f32").field("isa", i.isa)
+      .field("payload_bytes", (unsigned long long)i.payload_bytes)
+      .field("total_bytes", (unsigned long long)i.total_bytes);
 }
 
 void print_table(const std::vector<std::vector<std::string>>& rows) {

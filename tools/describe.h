@@ -6,8 +6,10 @@
 
 #include "cpu/profile.h"
 #include "json.h"
+#include "lowbit/lowbit.hpp"
 #include "registry/registry.h"
 #include "select/plan.h"
+#include "select/select_layout.h"
 
 namespace lowbit::cli {
 
@@ -20,6 +22,29 @@ void candidates_json(Json& j, const std::vector<Candidate>& cs);
 // The kernels of the plan's first uarch (and every uarch when they differ).
 void plan_kernels_json(Json& j, const ExecPlan& plan);
 std::string plan_kernels_text(const ExecPlan& plan);
+
+// The reports of `lowbit info`, `lowbit explain` and `lowbit inspect` (schemas in docs/cli.md);
+// the Python package returns the same JSON as dicts (python/module.cpp).
+std::string info_json();
+bool kernel_runs_here(const KernelDesc& k);  // compiled in, and this CPU has its ISA
+
+struct Explanation {  // everything `lowbit explain` reports
+  WeightProblem problem;
+  int m = 0, threads = 0;
+  std::string target;  // "" = this CPU
+  CpuProfile profile;
+  LayoutDecision layout;
+  PackedHeader header;
+  ExecPlan plan;
+  PlanExplanation plan_candidates;
+};
+// Validates the problem and m (Error(invalid_argument)); threads <= 0: the target's threads.
+Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target);
+std::string explanation_json(const Explanation& e);
+std::string explanation_text(const Explanation& e);
+
+// The members of `lowbit inspect --json` after "file" and "valid", into an open object.
+void packed_info_json(Json& j, const PackedInfo& i);
 
 // Prints a table with a header row and aligned columns.
 void print_table(const std::vector<std::vector<std::string>>& rows);

@@ -84,6 +84,9 @@ class PackedWeights {
                             std::string_view target = {});
   static PackedWeights load(const std::string& path);
   static PackedWeights from_buffer(const void* data, size_t size);
+  // Validates like from_buffer but reads the caller's memory in place, without a copy: `data`
+  // must be 64-byte aligned and stay alive and unchanged while the result (or a copy) is used.
+  static PackedWeights view(const void* data, size_t size);
 
   void save(const std::string& path) const;
   // Header followed by payload: exactly the bytes save() writes.

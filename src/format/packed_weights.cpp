@@ -1,6 +1,7 @@
 #include "format/packed_weights.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +63,18 @@ PackedBuffer parse_buffer(const void* data, size_t size) {
   return b;
 }
 
+PackedBuffer view_buffer(const void* data, size_t size) {
+  if (data == nullptr) fail(Status::invalid_argument, "data is NULL");
+  if (reinterpret_cast<uintptr_t>(data) % AlignedBuffer::kAlign != 0)
+    fail(Status::invalid_argument, "packed weights at ", data, " are not ", AlignedBuffer::kAlign,
+         "-byte aligned (a view needs the alignment of the payload; copy them instead)");
+  PackedBuffer b;
+  b.header = decode_header(static_cast<const uint8_t*>(data), size);
+  b.view = static_cast<const uint8_t*>(data);
+  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
+  return b;
+}
+
 namespace {
 struct File {
   std::FILE* f;
@@ -102,7 +115,7 @@ void write_file(const PackedBuffer& b, const std::string& path) {
   const std::string tmp = path + ".tmp";
   File file{std::fopen(tmp.c_str(), "wb")};
   if (!file.f) fail(Status::io_error, "cannot create '", tmp, "': ", std::strerror(errno));
-  const bool ok = std::fwrite(b.bytes.data(), 1, b.bytes.size(), file.f) == b.bytes.size();
+  const bool ok = std::fwrite(b.data(), 1, b.size(), file.f) == b.size();
   const bool closed = std::fclose(file.f) == 0;
   file.f = nullptr;
   if (!ok || !closed) {

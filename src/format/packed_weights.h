@@ -11,10 +11,13 @@
 namespace lowbit {
 
 struct PackedBuffer {
-  AlignedBuffer bytes;  // header then payload; the payload starts 64-byte aligned
+  AlignedBuffer bytes;            // header then payload; the payload starts 64-byte aligned
+  const uint8_t* view = nullptr;  // the caller's memory instead of `bytes` (view_buffer)
   PackedHeader header;
   PackedGeometry geo;
-  const uint8_t* payload() const { return bytes.data() + kHeaderSize; }
+  const uint8_t* data() const { return view ? view : bytes.data(); }
+  size_t size() const { return kHeaderSize + header.payload_bytes; }
+  const uint8_t* payload() const { return data() + kHeaderSize; }
 };
 
 // Validates the values (qvals within the bit width, finite scales and bias) and packs.
@@ -24,6 +27,9 @@ PackedBuffer pack_buffer(const LayoutDesc& layout, const WeightProblem& p, const
 
 // Copies and validates (decode_header) a buffer from outside.
 PackedBuffer parse_buffer(const void* data, size_t size);
+// Validates a buffer from outside and uses it in place: `data` must be 64-byte aligned (like
+// `bytes`) and outlive the result unchanged.
+PackedBuffer view_buffer(const void* data, size_t size);
 
 PackedBuffer read_file(const std::string& path);   // Error(io_error) / corrupt_data
 void write_file(const PackedBuffer& b, const std::string& path);  // Error(io_error)

@@ -259,9 +259,11 @@ PackedWeights PackedWeights::from_buffer(const void* data, size_t size) {
   return wrap(parse_buffer(data, size));
 }
 
+PackedWeights PackedWeights::view(const void* data, size_t size) { return wrap(view_buffer(data, size)); }
+
 void PackedWeights::save(const std::string& path) const { write_file(impl_->buf, path); }
-const uint8_t* PackedWeights::data() const { return impl_->buf.bytes.data(); }
-size_t PackedWeights::size() const { return impl_->buf.bytes.size(); }
+const uint8_t* PackedWeights::data() const { return impl_->buf.data(); }
+size_t PackedWeights::size() const { return impl_->buf.size(); }
 
 PackedInfo PackedWeights::info() const {
   const PackedHeader& h = impl_->buf.header;
@@ -280,7 +282,7 @@ PackedInfo PackedWeights::info() const {
   i.scale_format = h.scale_format;
   i.isa = h.layout->isa.to_string();
   i.payload_bytes = h.payload_bytes;
-  i.total_bytes = impl_->buf.bytes.size();
+  i.total_bytes = impl_->buf.size();
   return i;
 }
 

@@ -39,6 +39,11 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
            " but its layout ", l->name, " is packed for ", l->isa.to_string());
     if ((k.bits_mask & kAllBits) == 0 || (k.bits_mask & ~kAllBits) != 0)
       fail(Status::internal, "registry: kernel ", name, ": bad bits mask ", k.bits_mask);
+    // A full block always has code; no variant is larger than a block.
+    if (k.row_variants != kEveryRowCount &&
+        (k.mr > 16 || k.row_variants >> (k.mr - 1) != 1u))
+      fail(Status::internal, "registry: kernel ", name, ": row variants ", k.row_variants,
+           " must include ", k.mr, " rows and none above (or be kEveryRowCount)");
   }
   // Variants of a layout: mr increasing in declaration order, each dividing the next, so
   // a big-tile segment followed by a small-tile one keeps every block aligned. Kernels of
@@ -106,60 +111,39 @@ constexpr IsaSet kArmDotprod{Isa::neon, Isa::dotprod};
 constexpr IsaSet kArmI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 
 std::vector<KernelDesc> builtin_kernels() {
+  // What each kernel costs is looked up by name: select/generic_costs.cpp and tuning records.
   std::vector<KernelDesc> k = {
-      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias,
-      // cost{unpack, dot, call, row_variants, group, group_row}, prefers, fn
-      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true,
-       {8.0f, 2.0f, 50.0f, kEveryRowCount}, {}, qa8_qw_gemm_1x1c1__scalar},
-      {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true,
-       {8.0f, 2.0f, 50.0f, kEveryRowCount}, {}, qa8_qw_gemm_4x1c1__scalar},
-      // x86-64 (src/kernels/x86, docs/x86-kernels.md): a GEMV for decode and an MR-row GEMM
-      // per ISA, on the column-sum layouts. Costs: cycles (of 3 GHz) per weight value on
-      // Zen 3. AVX2: fitted to single-thread, L2-resident times (`lowbit regret --threads 1
-      // --n 256 --k 2048 --all`). AVX-VNNI / AVX-512: scaled from AVX2 by the llvm-mca cycles
-      // of the group step (scripts/x86_mca.sh), not measured: no such CPU here.
-      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.045f, 150.0f, kEveryRowCount, 0.0f, 0.30f}, {}, LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
-      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.036f, 150.0f, kEveryRowCount, 0.0f, 0.24f}, {}, LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
-      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true,
-       {0.02f, 0.030f, 300.0f, row_counts({2, 4}), 0.0f, 0.30f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
-       {0.018f, 0.022f, 300.0f, row_counts({2, 4}), 0.0f, 0.25f}, {}, LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
+      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, fn
+      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount,
+       qa8_qw_gemm_1x1c1__scalar},
+      {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount,
+       qa8_qw_gemm_4x1c1__scalar},
+      // x86-64: a GEMV for decode and an MR-row GEMM per ISA, on the column-sum layouts
+      // (src/kernels/x86, docs/x86-kernels.md). The GEMMs run partial blocks as 2 or 4 rows.
+      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
+      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
+      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+       LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+       LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       {0.0f, 0.020f, 150.0f, kEveryRowCount, 0.0f, 0.12f}, {}, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
+       kEveryRowCount, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
       {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
-       {0.006f, 0.0105f, 300.0f, row_counts({2, 4, 8}), 0.0f, 0.08f}, {}, LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
-      // aarch64: NEON, dot product, i8mm (src/kernels/arm). Costs: llvm-mca-19 on the
-      // group-32 loop, Neoverse N2 as reference, factors for other cores from the same
-      // models (docs/arm-kernels.md, scripts/arm_mca.sh).
-      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true,
-       {0.125f, 0.198f, 100.0f, kEveryRowCount},
-       {{Uarch::cortex_a53, 3.24f}, {Uarch::cortex_a55, 2.49f}, {Uarch::cortex_a510, 1.97f},
-        {Uarch::neoverse_n1, 1.05f}},
+       row_counts({2, 4, 8}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
+      // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
+      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},
-      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true,
-       {0.125f, 0.227f, 200.0f, row_counts({4})},
-       {{Uarch::cortex_a53, 1.83f}, {Uarch::cortex_a55, 1.73f}, {Uarch::cortex_a510, 0.97f},
-        {Uarch::neoverse_n1, 1.03f}},
+      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true, row_counts({4}),
        LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon)},
-      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true,
-       {0.0625f, 0.09f, 100.0f, kEveryRowCount},
-       {{Uarch::cortex_a55, 4.8f}, {Uarch::cortex_a510, 3.15f}, {Uarch::neoverse_n1, 1.03f},
-        {Uarch::cortex_a76, 1.03f}},
+      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod)},
-      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true,
-       {0.0625f, 0.063f, 200.0f, row_counts({4})},
-       {{Uarch::cortex_a55, 3.88f}, {Uarch::cortex_a510, 3.09f}, {Uarch::neoverse_n1, 1.13f},
-        {Uarch::cortex_a76, 1.13f}},
+      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true, row_counts({4}),
        LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod)},
-      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true,
-       {0.031f, 0.117f, 100.0f, kEveryRowCount},
-       {{Uarch::cortex_a510, 2.21f}, {Uarch::neoverse_v1, 0.5f}},
+      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm)},
-      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true,
-       {0.0625f, 0.048f, 200.0f, row_counts({4})},
-       {{Uarch::cortex_a510, 1.76f}, {Uarch::neoverse_v1, 0.5f}},
+      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true, row_counts({4}),
        LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm)},
   };
   return k;

@@ -1,7 +1,7 @@
 // The kernel registry: every micro-kernel declared once, as data (DESIGN §4).
 //
-// Selection reads only these descriptors; adding a kernel is one source file plus one entry
-// in registry.cpp. Kernels sharing a layout share its packing (format/layout.h).
+// Selection reads these descriptors (and costs looked up by kernel name); adding a kernel is
+// one source file plus one entry in registry.cpp. Kernels sharing a layout share its packing (format/layout.h).
 #pragma once
 
 #include <cstdint>
@@ -15,20 +15,6 @@
 
 namespace lowbit {
 
-// Cost-model coefficients, in cycles of one core, measured on the kernel's reference uarch.
-struct KernelCost {
-  float unpack;     // per weight value per LHS block (unpacking, column sums): paid once per block
-  float dot;        // per weight value per row computed
-  float call;       // per call of the kernel (setup, output stores)
-  // Bit r-1 set: a block of r rows runs code for exactly r rows. Any other count runs (and
-  // costs) the next larger set count, e.g. {1, 2, 4}: 3 rows cost 4.
-  uint16_t row_variants;
-  // Per column and group (scales, zero-point terms, int32 -> f32), paid per block and per row
-  // on top of the above; zero where the coefficients above were fitted at one group size.
-  float group = 0.0f;
-  float group_row = 0.0f;
-};
-
 constexpr uint16_t kEveryRowCount = 0xFFFF;
 constexpr uint16_t row_counts(std::initializer_list<int> rows) {
   uint16_t m = 0;
@@ -36,12 +22,8 @@ constexpr uint16_t row_counts(std::initializer_list<int> rows) {
   return m;
 }
 
-// Optional uarch affinity: the estimate is multiplied by `factor` on that uarch.
-struct UarchFactor {
-  Uarch uarch;
-  float factor;
-};
-
+// What a kernel *is*. What it costs on a CPU is not here: select/kernel_cost.h (the generic
+// table) and tuning records (select/tuning.h) give that, looked up by name.
 struct KernelDesc {
   const char* name;     // "qa8_qw4_gemm_4x16c4__avx512vnni": op, tile mr x nr c kr, ISA
   uint16_t layout_id;   // the packed-weights layout it reads
@@ -50,8 +32,9 @@ struct KernelDesc {
   LhsFormat lhs;        // LHS packing it reads (lhs.mr == mr)
   uint16_t bits_mask;   // bit b set: supports b-bit weights
   bool zeros, bias;     // supports zero points / bias
-  KernelCost cost;
-  UarchFactor prefers[4];  // {Uarch::unknown, 0} terminated
+  // Bit r-1 set: a block of r rows runs code for exactly r rows. Any other count runs (and
+  // costs) the next larger set count, e.g. {1, 2, 4}: 3 rows cost 4.
+  uint16_t row_variants;
   UKernelFn fn;         // nullptr: a kernel of another architecture (described, not built)
 };
 

@@ -11,28 +11,32 @@ Bandwidth core_bandwidth(Arch arch) {
   return {31.0, 26.0, 9.0};
 }
 
-double uarch_factor(const KernelDesc& kd, Uarch u) {
-  for (const UarchFactor& f : kd.prefers) {
-    if (f.uarch == Uarch::unknown) break;
-    if (f.uarch == u) return f.factor;
-  }
-  return 1.0;
+int effective_rows(const KernelDesc& kd, size_t rows) {
+  int r = int(rows);
+  while (r < kd.mr && !(kd.row_variants >> (r - 1) & 1u)) ++r;
+  return r;
 }
 
-double compute_cycles(const KernelDesc& kd, Uarch u, const BlockShape& b) {
+CostTerms block_terms(const KernelDesc& kd, const BlockShape& b) {
   const double values = double(b.cols) * double(b.k);
-  int r = int(b.rows);
-  while (r < kd.mr && !(kd.cost.row_variants >> (r - 1) & 1u)) ++r;
-  const double rows = double(r);
+  const double rows = double(effective_rows(kd, b.rows));
   const double col_groups = values / double(b.group_size);
-  const double c = values * (kd.cost.unpack + kd.cost.dot * rows) +
-                   col_groups * (kd.cost.group + kd.cost.group_row * rows);
-  return c * uarch_factor(kd, u);
+  return {values, values * rows, col_groups, col_groups * rows};
 }
 
-double call_cycles(const KernelDesc& kd, Uarch u, size_t lhs_block_bytes) {
+double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
+  const double values = double(b.cols) * double(b.k);
+  const double rows = double(effective_rows(kd, b.rows));
+  const double col_groups = values / double(b.group_size);
+  const int bits = std::clamp(b.bits, 1, kMaxBits);
+  const double v = values * (c.unpack[bits] + c.dot[bits] * rows) +
+                   col_groups * (c.group + c.group_row * rows);
+  return v * uarch_factor(c, u);
+}
+
+double call_cycles(const KernelCost& c, Uarch u, size_t lhs_block_bytes) {
   constexpr double kL2BytesPerCycle = 16.0;
-  return (kd.cost.call + double(lhs_block_bytes) / kL2BytesPerCycle) * uarch_factor(kd, u);
+  return (c.call + double(lhs_block_bytes) / kL2BytesPerCycle) * uarch_factor(c, u);
 }
 
 }  // namespace lowbit

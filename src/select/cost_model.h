@@ -1,15 +1,18 @@
-// The cost model: small pure functions from (kernel, uarch, shape, machine) to an estimate.
+// The cost model: small pure functions from (kernel, its cost, uarch, shape, machine) to an
+// estimate.
 //
-// A kernel's descriptor gives cycles per weight value for unpacking (once per LHS block) and
-// per row (the dot products), per column and group, plus a per-call cost; memory time comes
-// from the bytes a task reads and the bandwidth of the cache level the weights live in
-// (select/plan.cpp combines them per task and schedules the tasks on the workers).
+// A kernel's cost (select/kernel_cost.h) gives cycles per weight value for unpacking (once per
+// LHS block) and per row (the dot products), per column and group, plus a per-call cost;
+// memory time comes from the bytes a task reads and the bandwidth of the cache level the
+// weights live in (select/plan.cpp combines them per task and schedules the tasks on the
+// workers).
 #pragma once
 
 #include <cstddef>
 
 #include "cpu/profile.h"
 #include "registry/registry.h"
+#include "select/kernel_cost.h"
 
 namespace lowbit {
 
@@ -24,16 +27,28 @@ struct BlockShape {
   size_t cols;        // columns computed (padded to the layout's nr)
   size_t k;
   size_t group_size;
+  int bits;           // weight bit width
 };
 
-// Multiplier from the kernel's uarch affinity table (1 when it names none for `u`).
-double uarch_factor(const KernelDesc& kd, Uarch u);
+// Rows a block of `rows` rows really computes: the kernel's next row variant.
+int effective_rows(const KernelDesc& kd, size_t rows);
+
+// How many of each cost unit one kernel call on one block pays: the coefficients of
+// KernelCost apply to these (compute_cycles is their weighted sum), which is what a
+// least-squares fit of measured times needs.
+struct CostTerms {
+  double unpack;     // weight values (once per block)
+  double dot;        // weight values × rows
+  double group;      // column-groups
+  double group_row;  // column-groups × rows
+};
+CostTerms block_terms(const KernelDesc& kd, const BlockShape& b);
 
 // Cycles of one core for one kernel call on one block, without the per-call cost.
-double compute_cycles(const KernelDesc& kd, Uarch u, const BlockShape& b);
+double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b);
 
 // Cycles of one core per kernel call: the kernel's setup, and reading its LHS block again
 // from L2 (a narrow column tile pays it once per few columns).
-double call_cycles(const KernelDesc& kd, Uarch u, size_t lhs_block_bytes);
+double call_cycles(const KernelCost& c, Uarch u, size_t lhs_block_bytes);
 
 }  // namespace lowbit

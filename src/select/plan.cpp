@@ -25,6 +25,7 @@ struct Machine {
 struct Mix {
   int num = 0;
   Segment seg[kMaxSegments];
+  const KernelCost* cost[kMaxSegments] = {};  // of seg[i].kernel
 };
 
 // Per-core bandwidth at which a task's first pass over its columns streams, given where the
@@ -55,10 +56,11 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
     if (hi <= lo) continue;
     // Whole blocks cost the same: one estimate for them, one for a partial last block.
     const int full = (hi - lo) / mr, rest = (hi - lo) % mr;
-    t.per_col += full * compute_cycles(*s.kernel, u, {size_t(mr), 1, k, size_t(g.group_size)});
-    if (rest) t.per_col += compute_cycles(*s.kernel, u, {size_t(rest), 1, k, size_t(g.group_size)});
+    const KernelCost& c = *mix.cost[i];
+    t.per_col += full * compute_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
+    if (rest) t.per_col += compute_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
     t.blocks += full + (rest ? 1 : 0);
-    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(*s.kernel, u, size_t(mr) * k);
+    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k);
   }
   return t;
 }
@@ -121,24 +123,33 @@ std::string mix_name(const Mix& mix) {
   return s;
 }
 
-std::vector<Mix> candidate_mixes(const std::vector<const KernelDesc*>& ks, int m) {
+// A kernel that can run the weights, with its cost.
+struct Eligible {
+  const KernelDesc* kd;
+  Tuning::KernelCostFrom cost;
+};
+
+std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
   std::vector<Mix> out;
-  for (const KernelDesc* k : ks) {
+  for (const Eligible& k : ks) {
     Mix mx;
     mx.num = 1;
-    mx.seg[0] = {k, 0, m};
+    mx.seg[0] = {k.kd, 0, m};
+    mx.cost[0] = &k.cost.cost;
     out.push_back(mx);
   }
   // A big tile for the full blocks, a smaller one for the remainder.
-  for (const KernelDesc* big : ks)
-    for (const KernelDesc* small : ks) {
-      if (small->mr >= big->mr) continue;
-      const int full = m / big->mr * big->mr;
+  for (const Eligible& big : ks)
+    for (const Eligible& small : ks) {
+      if (small.kd->mr >= big.kd->mr) continue;
+      const int full = m / big.kd->mr * big.kd->mr;
       if (full == 0 || full == m) continue;
       Mix mx;
       mx.num = 2;
-      mx.seg[0] = {big, 0, full};
-      mx.seg[1] = {small, full, m - full};
+      mx.seg[0] = {big.kd, 0, full};
+      mx.seg[1] = {small.kd, full, m - full};
+      mx.cost[0] = &big.cost.cost;
+      mx.cost[1] = &small.cost.cost;
       out.push_back(mx);
     }
   return out;
@@ -165,24 +176,26 @@ namespace {
 struct PlanSpace {
   PackedGeometry g;
   Machine mc;
+  std::vector<Eligible> eligible;  // the mixes point into it
   std::vector<Mix> mixes;
   std::vector<std::pair<int, int>> tilings;  // (row_tile, col_tile)
 };
 
 PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                     int threads, PlanExplanation* explain, bool require_code) {
+                     int threads, PlanExplanation* explain, bool require_code, const Tuning& tuning) {
   const LayoutDesc& layout = *h.layout;
   PlanSpace sp{make_geometry(layout, h.problem, h.scale_format),
                Machine{core_bandwidth(prof.arch), prof.caches.l2,
                        std::max(prof.caches.l3, prof.caches.l2), threads},
-               {}, {}};
-  std::vector<const KernelDesc*> eligible;
+               {}, {}, {}};
+  std::vector<Eligible>& eligible = sp.eligible;
   std::string why_not;
   for (const KernelDesc& kd : reg.kernels()) {
     const std::string r = kernel_rejection(kd, layout, h.problem, prof.isa, require_code);
-    if (r.empty()) eligible.push_back(&kd);
+    if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd)});
     else if (kd.layout_id == layout.id && why_not.empty()) why_not = r;
-    if (explain) explain->kernels.push_back({kd.name, r.empty(), r, 0.0});
+    if (explain)
+      explain->kernels.push_back({kd.name, r.empty(), r, 0.0, r.empty() ? eligible.back().cost.source : ""});
   }
   if (eligible.empty())
     fail(Status::unsupported, "no kernel on this CPU (", isa_list(prof.isa),
@@ -193,7 +206,7 @@ PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHe
   // Tiling is shared by all uarchs: rows in multiples of every mr used, columns in nr; at most
   // 32 column tiles per thread (smaller tiles only add per-call overhead).
   int lcm_mr = 1;
-  for (const KernelDesc* k : eligible) lcm_mr = std::lcm(lcm_mr, k->mr);
+  for (const Eligible& e : eligible) lcm_mr = std::lcm(lcm_mr, e.kd->mr);
   const int rows_all = (m + lcm_mr - 1) / lcm_mr * lcm_mr;
   const int rows_split = std::max(lcm_mr, (rows_all / threads + lcm_mr - 1) / lcm_mr * lcm_mr);
   const PackedGeometry& g = sp.g;
@@ -231,8 +244,9 @@ ExecPlan plan_shell(const CpuProfile& prof, int m, int threads) {
 }  // namespace
 
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                   int threads, PlanExplanation* explain, bool require_code) {
-  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code);
+                   int threads, PlanExplanation* explain, bool require_code, const Tuning* tuning) {
+  const std::shared_ptr<const Tuning> active = tuning ? nullptr : active_tuning();
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, tuning ? *tuning : *active);
   ExecPlan plan = plan_shell(prof, m, threads);
   // Per tiling, each uarch takes its cheapest mix; the tiling with the lowest sum wins.
   double best_total = std::numeric_limits<double>::infinity();
@@ -265,7 +279,7 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
     }
     for (const Mix& mx : sp.mixes)
       explain->mixes.push_back(
-          {mix_name(mx), true, "", estimate(mx, u0, sp.g, sp.mc, m, plan.col_tile, plan.row_tile)});
+          {mix_name(mx), true, "", estimate(mx, u0, sp.g, sp.mc, m, plan.col_tile, plan.row_tile), ""});
     Mix win;
     win.num = plan.per_uarch[0].num_segments;
     for (int i = 0; i < win.num; ++i) win.seg[i] = plan.per_uarch[0].seg[i];
@@ -275,8 +289,9 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
 }
 
 std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof,
-                                     const PackedHeader& h, int m, int threads) {
-  const PlanSpace sp = plan_space(reg, prof, h, m, threads, nullptr, true);
+                                     const PackedHeader& h, int m, int threads, const Tuning* tuning) {
+  const std::shared_ptr<const Tuning> active = tuning ? nullptr : active_tuning();
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, nullptr, true, tuning ? *tuning : *active);
   std::vector<PlanOption> out;
   for (const auto& [row_tile, col_tile] : sp.tilings)
     for (const Mix& mx : sp.mixes) {

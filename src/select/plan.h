@@ -12,6 +12,7 @@
 #include "cpu/profile.h"
 #include "format/header.h"
 #include "registry/registry.h"
+#include "select/tuning.h"
 
 namespace lowbit {
 
@@ -47,6 +48,7 @@ struct Candidate {
   bool eligible = false;
   std::string reason;  // empty when eligible
   double cost_ns = 0.0;
+  std::string source;  // a kernel's: where its cost came from (Tuning::kernel_cost)
 };
 
 struct PlanExplanation {
@@ -62,9 +64,11 @@ std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
 
 // Plans m rows with `threads` threads. Throws Error(unsupported) naming the layout and the
 // missing ISA when no kernel of the registry can run these weights on this profile.
-// require_code = false estimates for another machine (packing for a named target).
+// require_code = false estimates for another machine (packing for a named target). Costs come
+// from `tuning`, or the active one (active_tuning()) when it is nullptr.
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                   int threads, PlanExplanation* explain = nullptr, bool require_code = true);
+                   int threads, PlanExplanation* explain = nullptr, bool require_code = true,
+                   const Tuning* tuning = nullptr);
 
 // Every plan make_plan chooses among (each kernel mix × each tiling), for a homogeneous
 // machine, with its estimate in per_uarch[0].est_ns: what `lowbit regret` times.
@@ -73,7 +77,8 @@ struct PlanOption {
   std::string name;
 };
 std::vector<PlanOption> plan_options(const Registry& reg, const CpuProfile& prof,
-                                     const PackedHeader& h, int m, int threads);
+                                     const PackedHeader& h, int m, int threads,
+                                     const Tuning* tuning = nullptr);
 
 // Lock-free on hits, allocation-free on hits; plans live as long as the cache.
 class PlanCache {
@@ -90,6 +95,10 @@ class PlanCache {
   std::mutex insert_mutex_;
 };
 
-inline uint64_t plan_key(int m, int threads) { return (uint64_t(uint32_t(m)) << 20) | uint32_t(threads); }
+// The PlanCache key of (m, threads) under the active tuning: a plan cached before
+// set_active_tuning is not found after it (its slot stays until the weights are destroyed).
+inline uint64_t plan_key(int m, int threads) {
+  return (uint64_t(tuning_generation() & 0xFFF) << 52) | (uint64_t(uint32_t(m)) << 20) | uint32_t(threads);
+}
 
 }  // namespace lowbit

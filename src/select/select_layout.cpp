@@ -55,7 +55,8 @@ CpuProfile target_profile(std::string_view target) {
        "' (known: ", known, ", or empty for this CPU)");
 }
 
-LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const WeightProblem& p) {
+LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const WeightProblem& p,
+                             const Tuning* tuning) {
   static const int kMs[] = {1, 16, 128};
   LayoutDecision d;
   std::vector<std::vector<double>> times;
@@ -73,7 +74,7 @@ LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const 
       h.layout = l;
       h.problem = p;
       try {
-        for (int m : kMs) t.push_back(make_plan(reg, prof, h, m, 1, nullptr, false).per_uarch[0].est_ns);
+        for (int m : kMs) t.push_back(make_plan(reg, prof, h, m, 1, nullptr, false, tuning).per_uarch[0].est_ns);
       } catch (const Error& e) {
         c.reason = e.what();
       }

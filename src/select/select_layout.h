@@ -26,7 +26,8 @@ struct LayoutDecision {
 // Picks the layout whose kernels are expected fastest on `prof` for decode (m=1) and
 // prefill (m=16, 128), as the geometric mean of each layout's time relative to the best;
 // n and k take part through the cost model. Throws Error(unsupported) when no layout can
-// run the problem there.
-LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const WeightProblem& p);
+// run the problem there. Costs come from `tuning` (nullptr: the active one).
+LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const WeightProblem& p,
+                             const Tuning* tuning = nullptr);
 
 }  // namespace lowbit

@@ -1,0 +1,79 @@
+// The generic cost table: what the planner assumes when no tuning record applies. A kernel
+// missing here still plans (select/tuning.cpp derives its cost from a sibling and says so);
+// `lowbit tune` measures every kernel that runs on a machine.
+#include "select/kernel_cost.h"
+
+namespace lowbit {
+
+KernelCost uniform_cost(float unpack, float dot, float call, float group, float group_row,
+                        std::initializer_list<UarchFactor> prefers) {
+  KernelCost c{};
+  for (int b = 0; b <= kMaxBits; ++b) {
+    c.unpack[b] = unpack;
+    c.dot[b] = dot;
+  }
+  c.call = call;
+  c.group = group;
+  c.group_row = group_row;
+  int i = 0;
+  for (const UarchFactor& f : prefers)
+    if (i < 4) c.prefers[i++] = f;
+  return c;
+}
+
+const CostTable& generic_costs() {
+  static const CostTable t = {
+      // name, {unpack, dot, call, group, group_row, uarch factors}
+      {"qa8_qw_gemm_1x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
+      {"qa8_qw_gemm_4x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
+      // x86-64 (src/kernels/x86, docs/x86-kernels.md), cycles (of 3 GHz) per weight value on
+      // Zen 3. AVX2: fitted to single-thread, L2-resident times (`lowbit regret --threads 1
+      // --n 256 --k 2048 --all`). AVX-VNNI / AVX-512: scaled from AVX2 by the llvm-mca cycles
+      // of one group step (scripts/x86_mca.sh), not measured: no such CPU here.
+      {"qa8_qw_gemv_1x8c4__avx2", uniform_cost(0.0f, 0.045f, 150.0f, 0.0f, 0.30f)},
+      {"qa8_qw_gemv_1x8c4__avxvnni", uniform_cost(0.0f, 0.036f, 150.0f, 0.0f, 0.24f)},
+      {"qa8_qw_gemm_4x8c4__avx2", uniform_cost(0.02f, 0.030f, 300.0f, 0.0f, 0.30f)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", uniform_cost(0.018f, 0.022f, 300.0f, 0.0f, 0.25f)},
+      {"qa8_qw_gemv_1x16c4__avx512vnni", uniform_cost(0.0f, 0.020f, 150.0f, 0.0f, 0.12f)},
+      {"qa8_qw_gemm_8x16c4__avx512vnni", uniform_cost(0.006f, 0.0105f, 300.0f, 0.0f, 0.08f)},
+      // aarch64: llvm-mca-19 on the group-32 loop, Neoverse N2 as reference, factors for other
+      // cores from the same models (docs/arm-kernels.md, scripts/arm_mca.sh).
+      {"qa8_qw_gemv_1x8c1__neon",
+       uniform_cost(0.125f, 0.198f, 100.0f, 0.0f, 0.0f,
+                    {{Uarch::cortex_a53, 3.24f}, {Uarch::cortex_a55, 2.49f}, {Uarch::cortex_a510, 1.97f},
+                     {Uarch::neoverse_n1, 1.05f}})},
+      {"qa8_qw_gemm_4x8c1__neon",
+       uniform_cost(0.125f, 0.227f, 200.0f, 0.0f, 0.0f,
+                    {{Uarch::cortex_a53, 1.83f}, {Uarch::cortex_a55, 1.73f}, {Uarch::cortex_a510, 0.97f},
+                     {Uarch::neoverse_n1, 1.03f}})},
+      {"qa8_qw_gemv_1x8c4__dotprod",
+       uniform_cost(0.0625f, 0.09f, 100.0f, 0.0f, 0.0f,
+                    {{Uarch::cortex_a55, 4.8f}, {Uarch::cortex_a510, 3.15f}, {Uarch::neoverse_n1, 1.03f},
+                     {Uarch::cortex_a76, 1.03f}})},
+      {"qa8_qw_gemm_4x8c4__dotprod",
+       uniform_cost(0.0625f, 0.063f, 200.0f, 0.0f, 0.0f,
+                    {{Uarch::cortex_a55, 3.88f}, {Uarch::cortex_a510, 3.09f}, {Uarch::neoverse_n1, 1.13f},
+                     {Uarch::cortex_a76, 1.13f}})},
+      {"qa8_qw_gemv_1x8c8__i8mm",
+       uniform_cost(0.031f, 0.117f, 100.0f, 0.0f, 0.0f, {{Uarch::cortex_a510, 2.21f}, {Uarch::neoverse_v1, 0.5f}})},
+      {"qa8_qw_gemm_4x8c8__i8mm",
+       uniform_cost(0.0625f, 0.048f, 200.0f, 0.0f, 0.0f, {{Uarch::cortex_a510, 1.76f}, {Uarch::neoverse_v1, 0.5f}})},
+  };
+  return t;
+}
+
+const KernelCost* find_cost(const CostTable& t, const std::string& name) {
+  for (const NamedCost& e : t)
+    if (e.name == name) return &e.cost;
+  return nullptr;
+}
+
+double uarch_factor(const KernelCost& c, Uarch u) {
+  for (const UarchFactor& f : c.prefers) {
+    if (f.uarch == Uarch::unknown) break;
+    if (f.uarch == u) return f.factor;
+  }
+  return 1.0;
+}
+
+}  // namespace lowbit
