@@ -119,19 +119,20 @@ std::vector<KernelDesc> builtin_kernels() {
       {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount,
        qa8_qw_gemm_4x1c1__scalar},
       // x86-64: a GEMV for decode and an MR-row GEMM per ISA, on the column-sum layouts
-      // (src/kernels/x86, docs/x86-kernels.md). The GEMMs run partial blocks as 2 or 4 rows.
+      // (src/kernels/x86, docs/x86-kernels.md). The GEMMs have code for every row count at 4
+      // bits (other widths run partial blocks as 2, 4 or MR rows).
       {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
       {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
-      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
        kEveryRowCount, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
       {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
-       row_counts({2, 4, 8}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
+       kEveryRowCount, LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
       {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount,
        LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},

@@ -72,27 +72,41 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   });
 }
 
+// Calls f(integral_constant<ROWS>) with the row count a block of m rows runs: m itself for
+// the 4-bit fast paths (every count 1..MR has its own code, so the time per row falls with
+// m), else the next of 2, 4, MR (the rows past m are zero in the LHS and not stored).
+template <class S, int MR, class F>
+LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
+  if constexpr (S::kUnit == 4) {
+    static_for<MR>([&](auto i) LOWBIT_X86_LAMBDA {
+      if (m == i + 1) f(std::integral_constant<int, i + 1>{});
+    });
+  } else if (m <= 2) {
+    f(std::integral_constant<int, 2>{});
+  } else if (m <= 4 || MR == 4) {
+    f(std::integral_constant<int, min_i(4, MR)>{});
+  } else {
+    f(std::integral_constant<int, MR>{});
+  }
+}
+
 // The registered entry point of an MR-row kernel over NP panels at a time (f32 sums in memory
-// with FMEM): a block of m < MR rows runs the code for the next row count in {2, 4, 8} (the
-// rows past m are zero in the LHS and not stored).
+// with FMEM).
 template <class T, int MR, int NP, int PF, bool FMEM = false>
 inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
+  static_assert(MR == 4 || MR == 8, "row variants");
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<MR>(shape, a);
-  auto run = [&](auto rows) LOWBIT_X86_LAMBDA {
-    with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
-      using S = decltype(s);
+  with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
+    using S = decltype(s);
+    with_rows<S, MR>(int(a.m), [&](auto rows) LOWBIT_X86_LAMBDA {
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
         for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
           gemm_panels<T, S, rows, np, MR, gs, sf, PF, FMEM>(g, lhs, a, p);
         });
       });
     });
-  };
-  static_assert(MR == 4 || MR == 8, "row variants");
-  if (a.m <= 2) return run(std::integral_constant<int, 2>{});
-  if (MR == 4 || a.m <= 4) return run(std::integral_constant<int, min_i(4, MR)>{});
-  run(std::integral_constant<int, MR>{});
+  });
 }
 
 }  // namespace
