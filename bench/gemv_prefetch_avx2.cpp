@@ -32,7 +32,9 @@ struct Variant {
   Fn fn;
 };
 template <int NP, int PF>
-void gemv_variant(const GemmShape& s, const UKernelArgs& a) { x86::gemv<x86::Avx2, NP, PF>(s, a); }
+void gemv_variant(const GemmShape& s, const UKernelArgs& a) {
+  x86::gemv<x86::Avx2, NP, PF, x86::OffsetTerm::kPairProduct>(s, a);
+}
 
 const Variant kVariants[] = {
     {"NP=1 no prefetch", gemv_variant<1, 0>},   {"NP=1 PF=512", gemv_variant<1, 512>},

@@ -12,7 +12,12 @@ namespace lowbit {
 namespace x86 {
 namespace {
 
-template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF>
+// Without zero points, cz = o in every column: -o·Ex can be the pair product of each block
+// (kPairProduct), or one scalar per group that the accumulators start from (kStart: fewer
+// vector ops when many panels share it, AVX-512's 4; register copies with 2).
+enum class OffsetTerm { kPairProduct, kStart };
+
+template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF, OffsetTerm OT>
 inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
   using V = typename T::V;
   using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
@@ -20,7 +25,6 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   const int blocks = GS > 0 ? 1 : g.sums_per_group;
   const int o = 1 << (g.bits - 1);
   const V nzx = T::set1_16(int16_t(-lhs.zx[0]));
-  const V cz_none = T::set1_32(o << 16);  // (0, cz) lanes without zero points
   const uint8_t* rec[NP];
   static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { rec[p] = a.rhs + size_t(p0 + p) * g.panel_bytes; });
   const int8_t* qx = lhs.q;
@@ -28,10 +32,15 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
   FSums<T, 1, NP, false> facc(nullptr);
   for (int grp = 0; grp < g.groups; ++grp) {
+    constexpr bool kPairs = ZEROS || OT == OffsetTerm::kPairProduct;
+    int32_t start = 0;  // -o·Ex of the group's blocks (the LHS pair holds -Ex in its high half)
+    if (!kPairs)
+      for (int s = 0; s < blocks; ++s) start += (pairs[s] >> 16) * o;
+    const V init = T::set1_32(start);
     V acc[1][NP], cz[NP];
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      acc[0][p] = T::zero();
-      cz[p] = ZEROS ? T::cz_high(rec[p] + g.zeros_offset, o) : cz_none;
+      acc[0][p] = kPairs ? T::zero() : init;
+      if (kPairs) cz[p] = ZEROS ? T::cz_high(rec[p] + g.zeros_offset, o) : T::set1_32(o << 16);
       if (S::kBuffered)  // the fast formats prefetch inside block_dot
         for (size_t b = 0; b < g.record_bytes; b += 64)
           _mm_prefetch(reinterpret_cast<const char*>(rec[p] + b + PF), _MM_HINT_T0);
@@ -41,9 +50,9 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0]); });
       block_dot<T, Dot, 1, NP, 1, true, GS / kKr, S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
       qx += block;
-      if constexpr (NP == 1) {
+      if constexpr (kPairs && NP == 1) {
         acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
-      } else {
+      } else if constexpr (kPairs) {
         const V x = T::bcast32(pairs);
         static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { acc[0][p] = T::pair_dot(acc[0][p], cz[p], x); });
       }
@@ -59,7 +68,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
 }
 
 // The registered entry point of a GEMV (an LHS block of one row), NP panels at a time.
-template <class T, int NP, int PF>
+template <class T, int NP, int PF, OffsetTerm OT>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<1>(shape, a);
@@ -68,7 +77,7 @@ inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
       auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
         for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
-          gemv_panels<T, S, np, gs, sf, zeros, PF>(g, lhs, a, p);
+          gemv_panels<T, S, np, gs, sf, zeros, PF, OT>(g, lhs, a, p);
         });
       };
       if (g.has_zeros) run(std::true_type{});

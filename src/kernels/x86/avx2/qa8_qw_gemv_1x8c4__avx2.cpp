@@ -8,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemv_1x8c4__avx2(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemv<x86::Avx2, 2, 1024>(shape, args);
+  x86::gemv<x86::Avx2, 2, 1024, x86::OffsetTerm::kPairProduct>(shape, args);
 }
 
 }  // namespace lowbit
