@@ -31,6 +31,8 @@ struct Case {
   bool zeros, bias, clamp;
   float clamp_lo = -0.5f, clamp_hi = 0.75f;
   bool zero_row0 = false;  // row 0 all zeros: outputs are exactly ±0 (or the bias)
+  bool one_tile = false;   // all columns in one task (else one column tile per panel)
+  size_t l2 = 0;           // the profile's L2 bytes (0: this CPU's)
 };
 
 std::string describe(const KernelDesc& kd, const Case& c) {
@@ -66,14 +68,16 @@ void check(const KernelDesc& kd, const Case& c, const KernelDesc* tail = nullptr
     up.seg[0] = {&kd, 0, c.m};
   }
   plan.row_tile = (c.m + kd.mr - 1) / kd.mr * kd.mr;
-  plan.col_tile = layout.nr;  // several column tiles: exercises the tile offsets
+  plan.col_tile = c.one_tile ? b.geo.n_padded : layout.nr;  // several tiles: the tile offsets
   std::vector<float> got(want.size() + 1, -1.0f);
   float* y = got.data() + 1;  // unaligned output
   LinearOptions opt;
   opt.has_clamp = c.clamp;
   opt.clamp_min = clamp.lo;
   opt.clamp_max = clamp.hi;
-  execute_plan(plan, host_profile(), b, c.m, a.x, y, opt, pool_for_threads(threads), {});
+  CpuProfile prof = host_profile();
+  if (c.l2 != 0) prof.caches.l2 = c.l2;
+  execute_plan(plan, prof, b, c.m, a.x, y, opt, pool_for_threads(threads), {});
   ASSERT_TRUE(test::bits_equal(y, want.data(), want.size()))
       << describe(kd, c) << " first difference at " << test::first_difference(y, want.data(), want.size());
 }
@@ -108,6 +112,19 @@ TEST_P(KernelTest, EveryOptionCombination) {
       check(kd, {bits, 64, 2, 5, 5, (opts & 1) != 0, (opts & 2) != 0, (opts & 4) != 0});
       if (HasFatalFailure()) return;
     }
+}
+
+// One task over several row blocks runs its columns in chunks that fit half of L2, each over
+// every block (ops/linear.cpp): a small L2 makes chunks of a few panels, with a last short one.
+TEST_P(KernelTest, ColumnChunksOfOneTaskOverEveryRowBlock) {
+  const KernelDesc& kd = *GetParam();
+  for (int m : {kd.mr + 1, 3 * kd.mr}) {
+    Case c{4, 64, 32, 151, m, true, true, true};
+    c.one_tile = true;
+    c.l2 = 64 * 1024;  // about 28 columns of 2048 4-bit k per chunk
+    check(kd, c);
+    if (HasFatalFailure()) return;
+  }
 }
 
 // Clamp bounds of ±0 against outputs of ±0 and NaN: max/min instructions that order -0 below

@@ -17,7 +17,7 @@ TEST(Layout, PackUnpackRoundTripForManyGeometries) {
     for (int kr : {1, 4, 8, 16})
       for (int sr : {1, 16, 32, 64})
         for (int bits = 1; bits <= 8; ++bits) {
-          const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, nr, kr, sr, true};
+          const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, nr, kr, sr, true, (nr + bits) % 2 == 0};
           const WeightProblem p{nr * 2 + 1, 96, bits, 48, bits % 2 == 0, bits % 3 == 0};
           const test::Weights w = test::random_weights(p, uint32_t(nr * kr + sr + bits), bits > 4);
           const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
@@ -31,6 +31,63 @@ TEST(Layout, PackUnpackRoundTripForManyGeometries) {
           ASSERT_EQ(bias, w.bias);
           EXPECT_EQ(b.header.scale_format, bits > 4 ? ScaleFormat::bf16 : ScaleFormat::f32);
         }
+}
+
+// Column-sum layouts: every lane is Su | cz << 16 of its sum block (format/layout.h),
+// recomputed here from the unpacked weights, for group sizes with one and several blocks.
+TEST(Layout, ColumnSumsHoldSuAndCzOfEverySumBlock) {
+  for (int group : {16, 32, 48, 128, 144, 256})
+    for (int bits : {1, 4, 5, 8})
+      for (bool zeros : {false, true}) {
+        const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, 8, 4, 32, true, true};
+        const WeightProblem p{11, group * 2, bits, group, zeros, false};
+        const test::Weights w = test::random_weights(p, uint32_t(group + bits));
+        const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), nullptr);
+        const PackedGeometry& g = b.geo;
+        const int block = group % 128 == 0 ? 128 : group == 144 ? 48 : group;
+        ASSERT_EQ(g.sum_block, block) << group;
+        ASSERT_EQ(g.sums_per_group, group / block);
+        const int o = 1 << (bits - 1);
+        for (int col = 0; col < g.n_padded; ++col)
+          for (int grp = 0; grp < g.groups; ++grp)
+            for (int s = 0; s < g.sums_per_group; ++s) {
+              int su = 0, cz = o;
+              if (col < p.n) {
+                for (int i = 0; i < block; ++i) su += w.q[size_t(col) * p.k + grp * group + s * block + i] + o;
+                if (zeros) cz += w.zeros[size_t(col) * g.groups + grp];
+              }
+              int32_t lane;
+              std::memcpy(&lane, b.payload() + size_t(col / 8) * g.panel_bytes + g.sums_entry(grp, s) + 4 * (col % 8), 4);
+              ASSERT_EQ(int16_t(lane & 0xFFFF), su) << "group " << group << " bits " << bits << " col " << col;
+              ASSERT_EQ(int16_t(lane >> 16), cz) << "group " << group << " bits " << bits << " col " << col;
+            }
+        std::vector<int8_t> q(w.q.size()), z(w.zeros.size());
+        std::vector<float> sc(w.scales.size());
+        unpack_payload(g, b.payload(), q.data(), sc.data(), zeros ? z.data() : nullptr, nullptr);
+        ASSERT_EQ(q, w.q);
+        ASSERT_EQ(z, w.zeros);
+      }
+}
+
+// Sums that disagree with the weights are corrupt data even under a valid checksum.
+TEST(Layout, ColumnSumsThatDisagreeWithTheWeightsAreCorruptData) {
+  const LayoutDesc* l = find_layout("x86_avx2_n8k4s32_sums");
+  ASSERT_NE(l, nullptr);
+  const WeightProblem p{9, 64, 4, 32, true, false};
+  const test::Weights w = test::random_weights(p, 8);
+  PackedBuffer b = pack_buffer(*l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), nullptr);
+  uint8_t* payload = b.bytes.data() + kHeaderSize;
+  payload[b.geo.panel_bytes + b.geo.sums_entry(1, 0) + 5] ^= 1;  // panel 1, group 1, column 1
+  b.header.payload_crc = crc32_of(payload, b.geo.payload_bytes);
+  const auto hdr = encode_header(b.header);
+  std::memcpy(b.bytes.data(), hdr.data(), kHeaderSize);
+  try {
+    parse_buffer(b.bytes.data(), b.bytes.size());
+    FAIL() << "wrong column sums were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::corrupt_data);
+    EXPECT_NE(std::string(e.what()).find("column sums of panel 1 group 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Layout, PayloadBytesMatchTheBitWidth) {

@@ -18,7 +18,7 @@ namespace {
 struct Want {
   const char* layout;
   const char* gemv;     // m = 1
-  const char* gemm4;    // m = 4
+  const char* gemm4;    // m = 4 (the 8-row AVX-512 tile runs its 4-row variant)
   const char* tier;     // name suffix of every kernel at m = 128 (a GEMM tile, mr >= 4)
 };
 
@@ -28,13 +28,13 @@ Want expected(IsaSet isa) {
   const IsaSet avx512vnni = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
                                           Isa::avx512dq, Isa::avx512vnni};
   if (isa.contains(avx512vnni))
-    return {"x86_avx512_n16k4s64", "qa8_qw_gemm_1x16c4__avx512vnni",
-            "qa8_qw_gemm_4x16c4__avx512vnni", "__avx512vnni"};
+    return {"x86_avx512_n16k4s64_sums", "qa8_qw_gemv_1x16c4__avx512vnni",
+            "qa8_qw_gemm_8x16c4__avx512vnni", "__avx512vnni"};
   if (isa.contains(avx2 | IsaSet{Isa::avxvnni}))
-    return {"x86_avx2_n8k4s32", "qa8_qw_gemm_1x8c4__avxvnni", "qa8_qw_gemm_4x8c4__avxvnni",
+    return {"x86_avx2_n8k4s32_sums", "qa8_qw_gemv_1x8c4__avxvnni", "qa8_qw_gemm_4x8c4__avxvnni",
             "__avxvnni"};
   if (isa.contains(avx2))
-    return {"x86_avx2_n8k4s32", "qa8_qw_gemm_1x8c4__avx2", "qa8_qw_gemm_4x8c4__avx2", "__avx2"};
+    return {"x86_avx2_n8k4s32_sums", "qa8_qw_gemv_1x8c4__avx2", "qa8_qw_gemm_4x8c4__avx2", "__avx2"};
   return {"portable_n1k1s1", "qa8_qw_gemm_1x1c1__scalar", "qa8_qw_gemm_4x1c1__scalar", "__scalar"};
 }
 

@@ -1,6 +1,5 @@
 #include "tune_measure.h"
 
-#include <pthreadpool.h>
 
 #include <algorithm>
 #include <cmath>
@@ -104,16 +103,37 @@ void read_all(const uint8_t* p, size_t bytes) {
   g_sink = s[0] ^ s[1];
 }
 
-// Runs task(i) for i = 0..w-1 on a pool of w threads (inline for one) and returns the wall time.
-struct Parallel {
-  const std::function<void(size_t)>* task;
-  static void run(void* ctx, size_t i) { (*static_cast<Parallel*>(ctx)->task)(i); }
+// Runs task(i) for i = 0..tasks-1 on `pool` (inline without one) and waits for every worker.
+// A measurement is never re-executed by another thread (a rescue declines): each task is one
+// thread's timing.
+class FnJob final : public TaskJob {
+ public:
+  explicit FnJob(const std::function<void(size_t)>& task) : task_(task) {}
+  bool run(uint32_t t, float*, bool rescue) override {
+    if (rescue) return false;
+    task_(t);
+    return true;
+  }
+  size_t scratch_floats(uint32_t) const override { return 1; }
+  void commit(uint32_t, const float*) override {}
+
+ private:
+  const std::function<void(size_t)>& task_;
 };
+void run_tasks(ThreadPool* pool, size_t tasks, const std::function<void(size_t)>& task) {
+  if (pool == nullptr) {
+    for (size_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  FnJob* job = new FnJob(task);
+  pool->run(*job, uint32_t(tasks), true);
+  TaskJob::release(job);
+}
+
+// Runs task(i) for i = 0..w-1 on a pool of w threads (inline for one) and returns the wall time.
 double parallel_ns(int w, const std::function<void(size_t)>& task) {
-  Parallel p{&task};
   const double t0 = now_ns();
-  if (w <= 1) task(0);
-  else pthreadpool_parallelize_1d(pool_for_threads(w), Parallel::run, &p, size_t(w), 0);
+  run_tasks(pool_for_threads(w), size_t(w), task);
   return now_ns() - t0;
 }
 
@@ -297,11 +317,12 @@ Threading threading_cost(int threads, const TuneBudget& b) {
   th.dispatch_cycles.push_back(0.0);  // one worker runs inline
   std::vector<double> per_task;
   for (int w = 2; w <= threads; ++w) {
-    const pthreadpool_t pool = pool_for_threads(w);
+    ThreadPool* const pool = pool_for_threads(w);
+    const std::function<void(size_t)> nothing = [](size_t) {};
     std::vector<std::vector<double>> a;
     std::vector<double> y, wt;
     for (int tasks : {w, 16 * w, 256 * w}) {
-      auto call = [&] { pthreadpool_parallelize_1d(pool, [](void*, size_t) {}, nullptr, size_t(tasks), 0); };
+      auto call = [&] { run_tasks(pool, size_t(tasks), nothing); };
       call();
       const double ns = fastest_of(3 * b.reps, [&] {
         const double t0 = now_ns();
@@ -354,7 +375,7 @@ std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& sh
         if (cands.empty()) continue;
         for (const PlanOption& o : options)
           if (cands.size() < 4 && !same_plan(o.plan, chosen)) cands.push_back(&o);
-        const pthreadpool_t pool = pool_for_threads(t);
+        ThreadPool* const pool = pool_for_threads(t);
         std::vector<std::function<void()>> fns;
         for (const PlanOption* o : cands)
           fns.push_back([&, o] { execute_plan(o->plan, prof, buf, m, wl.x.data(), y.data(), {}, pool, {}); });

@@ -397,8 +397,8 @@ uint32_t cores_sharing(const cpuinfo_cache& c) {
 
 // Fills cores, uarchs and caches from cpuinfo.
 void from_cpuinfo(CpuProfile* p) {
-  // uarchs[0..n) mirror cpuinfo's uarch list, in its order, because pthreadpool's
-  // *_with_uarch passes cpuinfo's index. Cores that the supplement tells apart further
+  // uarchs[0..n) mirror cpuinfo's uarch list, in its order, because current_core.cpp looks
+  // a core up by cpuinfo's index. Cores that the supplement tells apart further
   // (Intel P/E, Arm parts the 2022 cpuinfo calls "unknown") get extra entries after those.
   // cpuinfo never reports those indices (current_core.cpp finds Intel E-cores via CPUID);
   // on Arm such cores run what was chosen for cpuinfo's entry, which is correct, just untuned.

@@ -50,7 +50,47 @@ void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
 
 size_t scale_bytes(ScaleFormat sf) { return sf == ScaleFormat::bf16 ? 2 : 4; }
 
+size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// The stream u of a record, from its bit planes.
+void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream) {
+  std::memset(stream, 0, g.stream_bytes);
+  for (int i = 0; i < g.num_planes; ++i) {
+    const Plane& pl = g.planes[i];
+    const unsigned mask = (1u << pl.width) - 1;
+    for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
+      stream[idx] |= uint8_t(((rec[byte] >> bit) & mask) << pl.shift);
+    });
+  }
+}
+
+// The column-sum entries of one record's group (sums_per_group x nr lanes) into `out`.
+void col_sums(const PackedGeometry& g, const uint8_t* rec, uint8_t* out) {
+  std::vector<uint8_t> stream(g.stream_bytes);
+  record_stream(g, rec, stream.data());
+  const int offset = 1 << (g.bits - 1);
+  for (int s = 0; s < g.sums_per_group; ++s)
+    for (int c = 0; c < g.nr; ++c) {
+      int su = 0;
+      for (int kk = s * g.sum_block; kk < (s + 1) * g.sum_block; ++kk)
+        su += stream[(size_t(kk / g.kr) * g.nr + c) * g.kr + kk % g.kr];
+      const int cz = offset + (g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0);
+      const uint32_t lane = uint32_t(uint16_t(su)) | uint32_t(uint16_t(int16_t(cz))) << 16;
+      std::memcpy(out + (size_t(s) * g.nr + c) * 4, &lane, 4);
+    }
+}
+
 }  // namespace
+
+int col_sum_block(int group_size) {
+  // A multiple of 32 when the group is one: a plane chunk of 1-bit values spans 32 k in the
+  // x86 layouts (sr = 4·nr), and every sum block must be whole chunks.
+  const int unit = group_size % 32 == 0 ? 32 : 16;
+  int best = unit;
+  for (int b = unit; b <= kMaxSumBlock && b <= group_size; b += unit)
+    if (group_size % b == 0) best = b;
+  return best;
+}
 
 PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf) {
   PackedGeometry g;
@@ -81,7 +121,13 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);
   g.record_bytes = g.zeros_offset + (p.has_zeros ? size_t(layout.nr) : 0);
   g.panel_bytes = g.record_bytes * g.groups;
-  g.bias_offset = (g.panel_bytes * g.panels + 63) / 64 * 64;  // floats, aligned
+  if (layout.col_sums) {
+    g.sum_block = col_sum_block(p.group_size);
+    g.sums_per_group = p.group_size / g.sum_block;
+    g.sums_offset = align64(g.panel_bytes);
+    g.panel_bytes = align64(g.sums_offset + size_t(g.groups) * g.sums_per_group * layout.nr * 4);
+  }
+  g.bias_offset = align64(g.panel_bytes * g.panels);  // floats, aligned
   g.payload_bytes = g.bias_offset + (p.has_bias ? size_t(g.n_padded) * 4 : 0);
   return g;
 }
@@ -122,21 +168,29 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
           rec[g.zeros_offset + c] =
               uint8_t(col < g.n ? zeros[size_t(col) * g.groups + grp] : 0);
       }
+      if (g.sum_block > 0) col_sums(g, rec, out + size_t(p) * g.panel_bytes + g.sums_entry(grp, 0));
     }
   }
   if (g.has_bias) std::memcpy(out + g.bias_offset, bias, size_t(g.n) * 4);
 }
 
+void verify_col_sums(const PackedGeometry& g, const uint8_t* payload) {
+  if (g.sum_block == 0) return;
+  std::vector<uint8_t> want(size_t(g.sums_per_group) * g.nr * 4);
+  for (int p = 0; p < g.panels; ++p)
+    for (int grp = 0; grp < g.groups; ++grp) {
+      col_sums(g, payload + g.record_offset(p, grp), want.data());
+      if (std::memcmp(want.data(), payload + size_t(p) * g.panel_bytes + g.sums_entry(grp, 0),
+                      want.size()) != 0)
+        fail(Status::corrupt_data, "packed weights: column sums of panel ", p, " group ", grp,
+             " disagree with its weights");
+    }
+}
+
 void unpack_record(const PackedGeometry& g, const uint8_t* rec, int8_t* q, float* scales,
                    int8_t* zeros) {
-  std::vector<uint8_t> stream(g.stream_bytes, 0);
-  for (int i = 0; i < g.num_planes; ++i) {
-    const Plane& pl = g.planes[i];
-    const unsigned mask = (1u << pl.width) - 1;
-    for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
-      stream[idx] |= uint8_t(((rec[byte] >> bit) & mask) << pl.shift);
-    });
-  }
+  std::vector<uint8_t> stream(g.stream_bytes);
+  record_stream(g, rec, stream.data());
   const int offset = 1 << (g.bits - 1);
   for (int kb = 0; kb < g.group_size / g.kr; ++kb)
     for (int c = 0; c < g.nr; ++c)

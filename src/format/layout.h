@@ -1,7 +1,8 @@
 // Layout families of packed weights and the one generic packer they all share.
 //
 // Payload = panels of `nr` columns (n padded up to a multiple of nr), each a sequence of one
-// record per group g = 0..G-1, then the bias (f32 [n_padded]) when the weights have one.
+// record per group g = 0..G-1 (then, in column-sum layouts, the panel's column sums), then the
+// bias (f32 [n_padded]) when the weights have one.
 //
 // Record (panel p, group g):
 //   planes   the group's weights as a stream S of L = nr*group_size bytes, u = q + 2^(bits-1)
@@ -13,6 +14,14 @@
 //            at bit s*w. C = sr gives SIMD kernels whole vectors per shift-and-mask.
 //   scales   nr × f32, or nr × bf16 when the header says so (only if all are bf16-exact)
 //   zeros    nr × int8, when has_zeros
+//
+// Column sums (layouts with col_sums), after a panel's records, 64-byte aligned: for every
+// group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
+// lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
+// cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
+// (-zx, -Ex) of ops/lhs_pack.h: one 16-bit pair dot product per block gives
+// -zx·Su - cz·Ex, the whole zero-point correction of DESIGN §1. The sums are derived from the
+// records (unpack ignores them; repack rewrites them).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +40,14 @@ struct LayoutDesc {
   IsaSet isa;        // the ISA the layout is packed for (recorded in headers)
   int nr, kr, sr;    // columns per panel, k-interleave, plane chunk bytes
   bool bf16_scales;  // may store scales as bf16 when every scale is bf16-exact
+  bool col_sums = false;  // panels end with their column sums (see above)
 };
+
+// k values per column-sum block of a group: the largest multiple of 16 (of 32 when the group
+// size is one) dividing group_size that is at most 128, so |Su| <= 255·128 and
+// |Ex| <= 255·128 fit in int16 and every block is whole plane chunks (kernels unpack by block).
+constexpr int kMaxSumBlock = 128;
+int col_sum_block(int group_size);
 
 struct Plane {
   int width;  // bits per value: 8, 4, 2 or 1
@@ -50,10 +66,18 @@ struct PackedGeometry {
   int num_planes = 0;
   Plane planes[3] = {};
   size_t scales_offset = 0, zeros_offset = 0, record_bytes = 0;
+  // Column sums: none when sum_block is 0; else sums_per_group = group_size / sum_block
+  // entries of nr int32 per group, from sums_offset of each panel.
+  int sum_block = 0, sums_per_group = 0;
+  size_t sums_offset = 0;
   size_t panel_bytes = 0, bias_offset = 0, payload_bytes = 0;
 
   size_t record_offset(int panel, int group) const {
-    return (size_t(panel) * groups + group) * record_bytes;
+    return size_t(panel) * panel_bytes + size_t(group) * record_bytes;
+  }
+  // Column sums of sum block `s` of `group`, relative to the panel's first byte.
+  size_t sums_entry(int group, int s) const {
+    return sums_offset + (size_t(group) * size_t(sums_per_group) + size_t(s)) * size_t(nr) * 4;
   }
 };
 
@@ -63,6 +87,10 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
 // (geometry.payload_bytes, zero-initialised by the caller). Inputs are already validated.
 void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* scales,
                   const int8_t* zeros, const float* bias, uint8_t* out);
+
+// Throws Error(corrupt_data) when a column-sum layout's sums disagree with its records (data
+// from outside: a valid checksum does not prove the writer computed them right).
+void verify_col_sums(const PackedGeometry& g, const uint8_t* payload);
 
 // Decodes one record: q [nr][group_size] signed values, scales [nr], zeros [nr] (0 if none).
 void unpack_record(const PackedGeometry& g, const uint8_t* record, int8_t* q, float* scales,

@@ -59,6 +59,7 @@ PackedBuffer parse_buffer(const void* data, size_t size) {
   b.bytes.resize(size);
   std::memcpy(b.bytes.data(), data, size);
   b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
+  verify_col_sums(b.geo, b.payload());
   return b;
 }
 
@@ -101,6 +102,11 @@ PackedBuffer read_file(const std::string& path) {
   }
   b.bytes = std::move(raw);
   b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
+  try {
+    verify_col_sums(b.geo, b.payload());
+  } catch (const Error& e) {
+    fail(e.status(), "'", path, "': ", e.what());
+  }
   return b;
 }
 

@@ -3,6 +3,11 @@
 //   float   scale[mr]            s_x (NaN for a row holding NaN/Inf)
 //   int32   zero[mr]             zx
 //   int32   sums[groups][mr]     Σ_{k∈g} qx, for kernels that fold zero points in with sums
+//   int32   pairs[k/b][mr]       per sum block of b = col_sum_block(group_size) k values (see
+//                                format/layout.h): -zx | -Ex << 16 as two int16, with
+//                                Ex = Σ_{k∈block} qx - b·zx. Against a column-sum lane
+//                                Su | cz << 16, one 16-bit pair dot product gives
+//                                -zx·Su - cz·Ex (|Ex| <= 255·128 fits)
 //   int8    q[k/kr][mr][kr]      qx, kr values of a row at a time; rows >= m are zero
 // Each part starts at a 64-byte boundary of the block; blocks are 64-byte aligned.
 #pragma once
@@ -18,7 +23,7 @@ struct LhsFormat {
 };
 
 struct LhsBlockLayout {
-  size_t zero_offset, sums_offset, q_offset, block_bytes;
+  size_t zero_offset, sums_offset, pairs_offset, q_offset, block_bytes;
 };
 
 LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups);
@@ -34,6 +39,9 @@ inline const int32_t* lhs_zeros(const uint8_t* block, const LhsBlockLayout& l) {
 }
 inline const int32_t* lhs_sums(const uint8_t* block, const LhsBlockLayout& l) {
   return reinterpret_cast<const int32_t*>(block + l.sums_offset);
+}
+inline const int32_t* lhs_pairs(const uint8_t* block, const LhsBlockLayout& l) {
+  return reinterpret_cast<const int32_t*>(block + l.pairs_offset);
 }
 inline const int8_t* lhs_q(const uint8_t* block, const LhsBlockLayout& l) {
   return reinterpret_cast<const int8_t*>(block + l.q_offset);

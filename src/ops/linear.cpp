@@ -153,7 +153,20 @@ bool LinearJob::run(uint32_t t, float* scratch, bool rescue) {
   const Tile tl = tile(t);
   float* out = scratch ? scratch : y_ + tl.r0 * n_ + tl.c0;
   const size_t stride = scratch ? tl.cols : n_;
-  const size_t step = rescue ? rescue_cols_ : tl.cols;
+  // With several row blocks, columns go in chunks whose weights fit half of L2, each chunk
+  // over every block: later blocks re-read it from L2, not L3 (Zen 3, m = 128: a 4096-column
+  // tile re-read from L3 is 1.26x slower than 128-column chunks). A rescue also checks
+  // between chunks whether it is still needed.
+  size_t blocks = 0;
+  for (int s = 0; s < up.num_segments; ++s) {
+    const size_t lo = std::max(up.seg[s].row_begin, tl.r0);
+    const size_t hi = std::min(up.seg[s].row_begin + up.seg[s].rows, tl.r0 + tl.rows);
+    if (hi > lo) blocks += (hi - lo + up.seg[s].mr - 1) / up.seg[s].mr;
+  }
+  const size_t nr = size_t(geo_.nr);
+  size_t step = blocks > 1 ? std::max(nr, profile_->caches.l2 / 2 / (geo_.panel_bytes / nr) / nr * nr)
+                           : tl.cols;
+  if (rescue) step = std::min(step, rescue_cols_);
   for (size_t c = 0; c < tl.cols; c += step) {
     if (rescue && committed(t)) return false;
     const size_t c0 = tl.c0 + c;

@@ -26,19 +26,18 @@ const CostTable& generic_costs() {
       // name, {unpack, dot, call, group, group_row, uarch factors}
       {"qa8_qw_gemm_1x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
       {"qa8_qw_gemm_4x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
-      // x86-64, cycles (of 3 GHz) per weight value on Zen 3. AVX2: least-squares fit to
-      // single-thread, L2-resident times (`lowbit regret --threads 1 --n 256 --k 2048 --all`,
-      // m = 1..64, 4-bit, groups 32 and 128; worst error 12 % at m <= 4 of the 16-row kernel).
-      // AVX-VNNI / AVX-512: scaled from AVX2 by uop counts, not measured: no such CPU here.
-      {"qa8_qw_gemm_1x8c4__avx2", uniform_cost(0.0f, 0.0606f, 150.0f, 0.0f, 0.41f)},
-      {"qa8_qw_gemm_1x8c4__avxvnni", uniform_cost(0.0f, 0.048f, 150.0f, 0.0f, 0.33f)},
-      {"qa8_qw_gemm_4x8c4__avx2", uniform_cost(0.0264f, 0.0416f, 300.0f, 0.0f, 0.571f)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", uniform_cost(0.023f, 0.031f, 300.0f, 0.0f, 0.46f)},
-      {"qa8_qw_gemm_16x8c4__avx2", uniform_cost(0.0141f, 0.0444f, 600.0f, 3.0f, 0.572f)},
-      {"qa8_qw_gemm_16x8c4__avxvnni", uniform_cost(0.0114f, 0.0324f, 600.0f, 2.4f, 0.46f)},
-      {"qa8_qw_gemm_1x16c4__avx512vnni", uniform_cost(0.0f, 0.025f, 150.0f, 0.0f, 0.17f)},
-      {"qa8_qw_gemm_4x16c4__avx512vnni", uniform_cost(0.012f, 0.017f, 300.0f, 0.0f, 0.23f)},
-      {"qa8_qw_gemm_16x16c4__avx512vnni", uniform_cost(0.0057f, 0.017f, 600.0f, 1.2f, 0.23f)},
+      // x86-64 (src/kernels/x86, docs/x86-kernels.md), cycles (of 3 GHz) per weight value on
+      // Zen 3. AVX2: fitted to single-thread, L2-resident times (`lowbit regret --threads 1
+      // --n 256 --k 2048 --all`). AVX-VNNI / AVX-512: scaled from AVX2 by the llvm-mca cycles
+      // of one group step (scripts/x86_mca.sh), not measured: no such CPU here.
+      {"qa8_qw_gemv_1x8c4__avx2", uniform_cost(0.0f, 0.045f, 150.0f, 0.0f, 0.30f)},
+      {"qa8_qw_gemv_1x8c4__avxvnni", uniform_cost(0.0f, 0.036f, 150.0f, 0.0f, 0.24f)},
+      {"qa8_qw_gemm_4x8c4__avx2", uniform_cost(0.02f, 0.030f, 300.0f, 0.0f, 0.30f)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", uniform_cost(0.018f, 0.022f, 300.0f, 0.0f, 0.25f)},
+      {"qa8_qw_gemv_1x16c4__avx512vnni", uniform_cost(0.0f, 0.020f, 150.0f, 0.0f, 0.12f)},
+      // Its unpacking (paid once per 8-row block) is set so that one row costs as much as the
+      // GEMV's, as designed (docs/x86-kernels.md: the tile is for m >= 2); 8 rows as scaled.
+      {"qa8_qw_gemm_8x16c4__avx512vnni", uniform_cost(0.012f, 0.0095f, 300.0f, 0.0f, 0.08f)},
       // aarch64: llvm-mca-19 on the group-32 loop, Neoverse N2 as reference, factors for other
       // cores from the same models (docs/arm-kernels.md, scripts/arm_mca.sh).
       {"qa8_qw_gemv_1x8c1__neon",

@@ -116,7 +116,7 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
 }
 
 // Estimated nanoseconds for running `mix` over all m rows with the given tiling: each task's
-// cycles, the tasks list-scheduled in pthreadpool's order on the workers, plus half the
+// cycles, the tasks list-scheduled in the pool's order on the workers, plus half the
 // largest task (a worker that starts late or is interrupted can only be covered by others
 // when tasks are small).
 double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine& mc, int m,
@@ -135,15 +135,15 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)
                            : reread_cached                      ? bandwidth(mc, nullptr, Level::l3, workers)
                                                                 : first_bw;
-  const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pthreadpool task
+  const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pool task
   auto task_cycles = [&](const TaskModel& t, int cols) {
     const double compute = t.compute(cols);
     const double first = col_bytes * cols / first_bw;
     const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
     return kTaskCycles + (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
   };
-  // pthreadpool hands each worker an equal contiguous range of tasks and lets it steal from
-  // the others' ends: greedy list scheduling in task order is close to that.
+  // The pool (ops/thread_pool.h) hands each thread an equal contiguous range of tasks and lets
+  // it take from the others' ends: greedy list scheduling in task order is close to that.
   double load[64] = {};
   const int slots = std::min(workers, 64);
   double total = 0.0, largest = 0.0, arithmetic = 0.0;

@@ -1,20 +1,19 @@
-# x86-64 micro-kernels: one TU per kernel family, each built with its ISA's flags only.
-set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c" CACHE INTERNAL "")
-set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni" CACHE INTERNAL "")
-set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni" CACHE INTERNAL "")
+# x86-64 micro-kernels: one TU per kernel, each built with its ISA's flags only.
+# -fno-tree-ter: GCC 12's expansion otherwise moves the int16 partial-sum adds of the AVX2
+# dot products past all their products, which then go through the stack (docs/x86-kernels.md).
+set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
+set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
+set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
 
 set(avx2_kernels
-  kernels/x86/avx2/qa8_qw_gemm_1x8c4__avx2.cpp
-  kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp
-  kernels/x86/avx2/qa8_qw_gemm_16x8c4__avx2.cpp)
+  kernels/x86/avx2/qa8_qw_gemv_1x8c4__avx2.cpp
+  kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp)
 set(avxvnni_kernels
-  kernels/x86/avxvnni/qa8_qw_gemm_1x8c4__avxvnni.cpp
-  kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp
-  kernels/x86/avxvnni/qa8_qw_gemm_16x8c4__avxvnni.cpp)
+  kernels/x86/avxvnni/qa8_qw_gemv_1x8c4__avxvnni.cpp
+  kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp)
 set(avx512vnni_kernels
-  kernels/x86/avx512vnni/qa8_qw_gemm_1x16c4__avx512vnni.cpp
-  kernels/x86/avx512vnni/qa8_qw_gemm_4x16c4__avx512vnni.cpp
-  kernels/x86/avx512vnni/qa8_qw_gemm_16x16c4__avx512vnni.cpp)
+  kernels/x86/avx512vnni/qa8_qw_gemv_1x16c4__avx512vnni.cpp
+  kernels/x86/avx512vnni/qa8_qw_gemm_8x16c4__avx512vnni.cpp)
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}" ${avx2_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}" ${avxvnni_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}" ${avx512vnni_kernels})

@@ -1,13 +1,14 @@
-// 4 row(s) x 8 columns x 4 k per step, avx2: every bit width 1-8, zero points, bias,
-// clamp. The loop lives in gemm_impl.h; this TU supplies the ISA (its flags: sources.cmake).
+// 4 rows x 8 columns x 4 k per step, AVX2 (vpmaddubsw): prefill and small batches.
+// Every bit width 1-8, zero points, bias, clamp; the loop lives in gemm.h, this TU supplies the
+// ISA (its flags: sources.cmake).
 #include "kernels/x86/kernels.h"
 #include "kernels/x86/avx2/traits.h"
-#include "kernels/x86/gemm_impl.h"
+#include "kernels/x86/gemm.h"
 
 namespace lowbit {
 
 void qa8_qw_gemm_4x8c4__avx2(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemm<x86::Avx2, 4, 1>(shape, args);
+  x86::gemm<x86::Avx2, 4, 1, 1024>(shape, args);
 }
 
 }  // namespace lowbit

@@ -1,5 +1,5 @@
-// 256-bit vector traits for gemm_impl.h: the parts AVX2 and AVX-VNNI share (loads, unpacking,
-// the f32 epilogue), and AVX2's exact dot product on vpmaddubsw / vpmaddwd.
+// 256-bit vector traits for the x86 kernels (gemv.h, gemm.h): the parts AVX2 and AVX-VNNI
+// share (loads, unpacking, the f32 epilogue), and AVX2's exact dot product on vpmaddubsw.
 // Include only from translation units built with the AVX2 flags (or more).
 #pragma once
 
@@ -18,23 +18,40 @@ struct Avx256Common {
   static constexpr int kNr = 8, kBytes = 32;
 
   static V load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  // A vector of packed weights that unpacks into several: loaded once into a register (the
+  // compiler would otherwise fold it into each use, one load per use: loads are what limits
+  // the AVX-VNNI GEMM on Intel client cores).
+  static V load_packed(const uint8_t* p) {
+    V v = load(p);
+#if defined(__AVX2__)  // not in the SIMDe-emulated build, where V is not a register type
+    __asm__("" : "+x"(v));
+#endif
+    return v;
+  }
   static void store(uint8_t* p, V v) { _mm256_store_si256(reinterpret_cast<__m256i*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }
   static V set1_8(char v) { return _mm256_set1_epi8(v); }
-  static V set1_32(int32_t v) { return _mm256_set1_epi32(v); }
   static V set1_16(int16_t v) { return _mm256_set1_epi16(v); }
-  static V bcast32(const int8_t* p) {
+  static V set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static V bcast32(const void* p) {
     int32_t v;
     std::memcpy(&v, p, 4);
     return _mm256_set1_epi32(v);
   }
   static V and_(V a, V b) { return _mm256_and_si256(a, b); }
-  static V srli16(V a, int n) { return _mm256_srli_epi16(a, n); }
+  template <int N>
+  static V srli16(V a) { return _mm256_srli_epi16(a, N); }
   static V add8(V a, V b) { return _mm256_add_epi8(a, b); }
-  static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
-  static V sub32(V a, V b) { return _mm256_sub_epi32(a, b); }
-  static V mullo32(V a, V b) { return _mm256_mullo_epi32(a, b); }
+  // Σ of the byte pairs of each 16-bit lane (s8: unsigned column sums, <= 255 each).
+  static V sum_pairs(V s8) { return _mm256_maddubs_epi16(s8, set1_8(1)); }
+  // (0 | c << 16) per column from c = base + zw: the zero-point lane of a GEMV's pair product.
+  static V cz_high(const uint8_t* zeros, int base) {
+    const V z = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros)));
+    return _mm256_slli_epi32(_mm256_add_epi32(z, set1_32(base)), 16);
+  }
 
+  static F fload(const float* p) { return _mm256_load_ps(p); }
+  static void fstore(float* p, F v) { _mm256_store_ps(p, v); }
   static F fzero() { return _mm256_setzero_ps(); }
   static F fset1(float v) { return _mm256_set1_ps(v); }
   static F cvt(V a) { return _mm256_cvtepi32_ps(a); }
@@ -47,9 +64,6 @@ struct Avx256Common {
       return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }
     return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-  }
-  static V load_zeros(const uint8_t* p) {
-    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   }
   static V col_mask(int cols) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -92,15 +106,12 @@ struct Avx2 : Avx256Common {
     if (UMAX == 255) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.h, _mm256_set1_epi16(128)));
     return acc;
   }
-  static V sum_flush(V su, V s8) {
-    const V pairs = _mm256_maddubs_epi16(s8, set1_8(1));
-    return _mm256_add_epi32(su, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-  }
-  // acc + f·Σ s8 per column (f in every int16 lane; pairs <= 510, so int16 x int16 is exact).
-  static V sum_flush_scaled(V acc, V s8, V f16) {
-    const V pairs = _mm256_maddubs_epi16(s8, set1_8(1));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, f16));
-  }
+  // acc + Σ of the products of the int16 pairs of a and b (exact: no lane is -32768 twice).
+  static V pair_dot(V acc, V a, V b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+  // dot / pair_dot with b = the 4 bytes at x, broadcast (VEX has no broadcast operand).
+  template <int UMAX>
+  static Part dot_x(Part p, const W& w, const int8_t* x) { return dot<UMAX>(p, w, bcast32(x)); }
+  static V pair_dot_x(V acc, V a, const int32_t* x) { return pair_dot(acc, a, bcast32(x)); }
 };
 
 }  // namespace

@@ -1,13 +1,15 @@
-// 4 row(s) x 8 columns x 4 k per step, avxvnni: every bit width 1-8, zero points, bias,
-// clamp. The loop lives in gemm_impl.h; this TU supplies the ISA (its flags: sources.cmake).
+// 4 rows x 8 columns x 4 k per step, AVX-VNNI (256-bit vpdpbusd): prefill and small batches.
+// Two panels (16 columns) at a time share each activation broadcast; the f32 sums live in L1.
+// Every bit width 1-8, zero points, bias, clamp; the loop lives in gemm.h, this TU supplies the
+// ISA (its flags: sources.cmake).
 #include "kernels/x86/kernels.h"
 #include "kernels/x86/avxvnni/traits.h"
-#include "kernels/x86/gemm_impl.h"
+#include "kernels/x86/gemm.h"
 
 namespace lowbit {
 
 void qa8_qw_gemm_4x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemm<x86::AvxVnni, 4, 1>(shape, args);
+  x86::gemm<x86::AvxVnni, 4, 2, 1024, true>(shape, args);
 }
 
 }  // namespace lowbit

@@ -1,0 +1,127 @@
+// The GEMV's software-prefetch distance and panels-at-a-time, measured (docs/x86-kernels.md):
+// the AVX2 GEMV (gemv.h) instantiated with several (NP, PF), timed in interleaved rounds on
+// 4-bit g32 weights streaming from DRAM (rotating copies > 96 MiB) and from L3 (one copy),
+// next to a plain streaming read of the same records. The AVX-512 GEMV has the same memory
+// access pattern (NP streams, one 64-byte line per load), so the distance chosen here is
+// the one it uses too.
+//
+//   bench_gemv_prefetch [--rounds R] [--n N] [--k K]      (an AVX2 CPU; built with the bench)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ceilings.h"
+#include "format/layouts.h"
+#include "format/packed_weights.h"
+#include "kernels/x86/avx2/traits.h"
+#include "kernels/x86/gemv.h"
+#include "ops/lhs_pack.h"
+#include "util/aligned.h"
+
+namespace lowbit::bench {
+namespace {
+
+using Fn = void (*)(const GemmShape&, const UKernelArgs&);
+struct Variant {
+  const char* name;
+  Fn fn;
+};
+template <int NP, int PF>
+void gemv_variant(const GemmShape& s, const UKernelArgs& a) {
+  x86::gemv<x86::Avx2, NP, PF, x86::OffsetTerm::kPairProduct>(s, a);
+}
+
+const Variant kVariants[] = {
+    {"NP=1 no prefetch", gemv_variant<1, 0>},   {"NP=1 PF=512", gemv_variant<1, 512>},
+    {"NP=1 PF=1024", gemv_variant<1, 1024>},    {"NP=1 PF=2048", gemv_variant<1, 2048>},
+    {"NP=2 no prefetch", gemv_variant<2, 0>},   {"NP=2 PF=512", gemv_variant<2, 512>},
+    {"NP=2 PF=1024", gemv_variant<2, 1024>},    {"NP=2 PF=2048", gemv_variant<2, 2048>},
+    {"NP=2 PF=4096", gemv_variant<2, 4096>},
+};
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+}  // namespace lowbit::bench
+
+int main(int argc, char** argv) {
+  using namespace lowbit;
+  using namespace lowbit::bench;
+  int rounds = 15, n = 14336, k = 4096;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--n")) n = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--k")) k = std::atoi(argv[i + 1]);
+  }
+  const WeightProblem p{n, k, 4, 32, false, false};
+  std::mt19937 rng(7);
+  std::vector<int8_t> q(size_t(n) * k);
+  for (auto& v : q) v = int8_t(int(rng() % 16) - 8);
+  std::vector<float> s(size_t(n) * (k / 32), 0.0078125f);
+  const PackedBuffer w = pack_buffer(*find_layout("x86_avx2_n8k4s32_sums"), p, q.data(), s.data(), nullptr, nullptr);
+  const size_t bytes = w.geo.payload_bytes;
+  const size_t copies = (size_t(96) << 20) / bytes + 2;
+  std::vector<AlignedBuffer> cold;
+  for (size_t i = 0; i < copies; ++i) {
+    cold.emplace_back(bytes);
+    std::memcpy(cold.back().data(), w.payload(), bytes);
+  }
+  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n));
+  for (auto& v : x) v = float(int(rng() % 200) - 100) / 50.0f;
+  const LhsFormat f{1, 4};
+  AlignedBuffer lhs(lhs_block_layout(f, size_t(k), size_t(k / 32)).block_bytes);
+  pack_lhs(f, 1, size_t(k), 32, x.data(), size_t(k), lhs.data());
+  const GemmShape shape{&w.geo, k};
+  auto call = [&](Fn fn, const uint8_t* rhs) {
+    UKernelArgs a{};
+    a.m = 1;
+    a.n = size_t(n);
+    a.lhs = lhs.data();
+    a.rhs = rhs;
+    a.y = y.data();
+    a.y_stride = size_t(n);
+    a.clamp_min = -1e30f;
+    a.clamp_max = 1e30f;
+    fn(shape, a);
+  };
+  const size_t nv = sizeof(kVariants) / sizeof(kVariants[0]);
+  // [variant + 1][temp]: times per round; index 0 is the streaming read of the records.
+  std::vector<std::vector<double>> t[2];
+  t[0].resize(nv + 1);
+  t[1].resize(nv + 1);
+  size_t next = 0;
+  uint64_t sink = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (int hot = 0; hot < 2; ++hot)
+      for (size_t v = 0; v <= nv; ++v) {
+        const int reps = hot ? 20 : int(copies);
+        const double t0 = now();
+        for (int i = 0; i < reps; ++i) {
+          const uint8_t* rhs = hot ? w.payload() : cold[next++ % copies].data();
+          if (v == 0) sink += stream_avx2(rhs, w.geo.panel_bytes * w.geo.panels / 4096 * 4096, 1);
+          else call(kVariants[v - 1].fn, rhs);
+        }
+        t[hot][v].push_back((now() - t0) / reps);
+      }
+  const double useful = double(n) * k / 2 + double(n) * (k / 32) * 2;  // what the GEMV reads
+  std::printf("# %dx%d 4-bit g32, %d rounds, medians; GB/s of the %.1f MB of records (sums not read)\n",
+              n, k, rounds, useful / 1e6);
+  std::printf("%-22s %12s %10s %12s %10s\n", "variant", "DRAM us", "GB/s", "L3 us", "GB/s");
+  for (size_t v = 0; v <= nv; ++v) {
+    double med[2];
+    for (int hot = 0; hot < 2; ++hot) {
+      std::vector<double> a = t[hot][v];
+      std::nth_element(a.begin(), a.begin() + a.size() / 2, a.end());
+      med[hot] = a[a.size() / 2];
+    }
+    const double b = v == 0 ? double(w.geo.panel_bytes * w.geo.panels / 4096 * 4096) : useful;
+    std::printf("%-22s %12.1f %10.1f %12.1f %10.1f\n", v == 0 ? "stream (all panel bytes)" : kVariants[v - 1].name,
+                med[0] * 1e6, b / med[0] / 1e9, med[1] * 1e6, b / med[1] / 1e9);
+  }
+  return sink == 42 ? 1 : 0;
+}

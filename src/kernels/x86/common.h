@@ -1,0 +1,274 @@
+// What the x86 micro-kernels share (gemv.h, gemm.h): written once over a vector-traits struct
+// (avx2/traits.h, avxvnni/traits.h, avx512vnni/traits.h) and instantiated in each ISA's own
+// translation unit.
+//
+// Exact arithmetic (DESIGN §1). With u = qw + o (o = 2^(bits-1)) the unsigned stream value,
+// cz = o + zw, and per row and column of a sum block of b k values (format/layout.h):
+//   d = Σ(qx - zx)(u - cz) = Σ u·qx - zx·Su - cz·Ex,   Su = Σ u,  Ex = Σ qx - b·zx
+// Σ u·qx is an unsigned-by-signed byte dot product (vpdpbusd, or vpmaddubsw with int16
+// partial sums kept exact). The rest is a 16-bit pair product: the layout's column-sum lane
+// (Su, cz) times the LHS pair (-zx, -Ex) (GEMM); a GEMV, which does not read the column sums,
+// adds -zx·Su from byte sums of the weights it streams and (0, cz)·(-zx, -Ex). Everything is
+// exact modulo 2^32 and d fits in int32, so d is exact.
+//
+// Everything here has internal linkage: each ISA TU gets its own copy, so the linker can never
+// hand an AVX-512 body to an AVX2 caller. Nothing from the standard library is instantiated.
+#pragma once
+
+#include <emmintrin.h>
+#include <xmmintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "registry/kernel.h"
+
+#define LOWBIT_X86_INLINE inline __attribute__((always_inline))
+// Lambdas are inlined before scalar replacement, so register arrays indexed in them
+// (accumulators, unpacked weights) stay in registers instead of going through the stack.
+#define LOWBIT_X86_LAMBDA __attribute__((always_inline))
+
+namespace lowbit {
+namespace x86 {
+namespace {
+
+constexpr int kKr = 4;  // k values per 32-bit lane, every x86 layout
+
+constexpr int min_i(int a, int b) { return a < b ? a : b; }
+constexpr int max_i(int a, int b) { return a > b ? a : b; }
+
+// static_for<N>(f): f(integral_constant<int, 0>) ... f(integral_constant<int, N-1>): register
+// arrays indexed by compile-time constants, shift counts as immediates.
+template <class F, int... I>
+LOWBIT_X86_INLINE void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+LOWBIT_X86_INLINE void static_for(F&& f) {
+  static_for_impl(f, std::make_integer_sequence<int, N>{});
+}
+
+// How the stream values of a k-block reach a register.
+//   UNIT: bits per value in the vectors read (2, 4: one vector holds 8/UNIT k-blocks as bit
+//         fields; 8: one k-block per vector, from the record or from the unpack buffer).
+//   UMAX: largest value (bounds the exact int16 / uint8 partial sums).
+template <int UNIT, int UMAX>
+struct Src {
+  static constexpr int kUnit = UNIT;
+  static constexpr int kUmax = UMAX;
+  static constexpr int kPerLoad = 8 / UNIT;
+  // 1, 3, 5, 6, 7 bits: the planes are unpacked into a buffer of u bytes first.
+  static constexpr bool kBuffered = UNIT == 8 && UMAX != 255;
+};
+
+// Calls f(Src<...>{}) with the stream format of `bits`: 2 and 4 bits unpack in registers, 8
+// bits are read as they are, the others come through the unpack buffer (UMAX bounds the sums).
+template <class F>
+LOWBIT_X86_INLINE void with_src(int bits, F&& f) {
+  switch (bits) {
+    case 2: return f(Src<2, 3>{});
+    case 4: return f(Src<4, 15>{});
+    case 8: return f(Src<8, 255>{});
+    case 1:
+    case 3: return f(Src<8, 7>{});
+    default: return f(Src<8, 127>{});
+  }
+}
+
+// Calls f(GS, SF) with compile-time constants for the 4-bit fast paths at the common group
+// sizes: GS the group size (one sum block per group, so the group step is one straight block
+// of code), SF the scale format (1 f32, 2 bf16). Elsewhere GS = SF = 0: read at run time.
+template <class S, class F>
+LOWBIT_X86_INLINE void with_group(const PackedGeometry& g, F&& f) {
+  auto scales = [&](auto gs) LOWBIT_X86_LAMBDA {
+    if (g.scale_format == ScaleFormat::bf16) f(gs, std::integral_constant<int, 2>{});
+    else f(gs, std::integral_constant<int, 1>{});
+  };
+  if (S::kUnit == 4) {
+    switch (g.group_size) {
+      case 32: return scales(std::integral_constant<int, 32>{});
+      case 64: return scales(std::integral_constant<int, 64>{});
+      case 128: return scales(std::integral_constant<int, 128>{});
+      default: break;
+    }
+  }
+  f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+}
+
+// The scales of one record (SF as with_group gives it).
+template <class T, int SF>
+LOWBIT_X86_INLINE typename T::F record_scales(const PackedGeometry& g, const uint8_t* rec) {
+  const bool bf16 = SF == 0 ? g.scale_format == ScaleFormat::bf16 : SF == 2;
+  return T::load_scales(rec + g.scales_offset, bf16);
+}
+
+// Buffered bit widths: unpacks `bytes` stream values starting at stream byte `start` of one
+// record into `out` (u, one per byte), 16 bytes at a time with SSE2 shifts. `bytes` covers
+// whole chunks of every plane (a sum block always does).
+inline void unpack_segment(const PackedGeometry& g, const uint8_t* rec, size_t start, size_t bytes,
+                           uint8_t* out) {
+  for (int i = 0; i < g.num_planes; ++i) {
+    const Plane& pl = g.planes[i];
+    const int w = pl.width, per_byte = 8 / w, chunk = pl.chunk;
+    const uint8_t* in = rec + pl.offset + start * size_t(w) / 8;
+    const size_t in_bytes = bytes * size_t(w) / 8;
+    const __m128i mask = _mm_set1_epi8(char((1 << w) - 1));
+    const __m128i up = _mm_cvtsi32_si128(pl.shift);
+    for (size_t c = 0; c < in_bytes; c += size_t(chunk)) {
+      uint8_t* dst = out + c * size_t(per_byte);
+      for (int j = 0; j < chunk; j += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + c + size_t(j)));
+        for (int s = 0; s < per_byte; ++s) {
+          // 16-bit shifts: the masked bits never cross a byte (s*w + w <= 8, shift + w <= 8).
+          __m128i val = _mm_and_si128(_mm_srl_epi16(v, _mm_cvtsi32_si128(s * w)), mask);
+          val = _mm_sll_epi16(val, up);
+          __m128i* d = reinterpret_cast<__m128i*>(dst + size_t(s) * chunk + size_t(j));
+          _mm_store_si128(d, i == 0 ? val : _mm_or_si128(_mm_load_si128(d), val));
+        }
+      }
+    }
+  }
+}
+
+// The parts of one MR-row LHS block (ops/lhs_pack.h).
+struct Lhs {
+  const float* sx;
+  const int32_t* zx;
+  const int32_t* pairs;  // [k / sum_block][MR]
+  const int8_t* q;       // [k / kKr][MR][kKr]
+};
+template <int MR>
+inline Lhs lhs_view(const GemmShape& shape, const UKernelArgs& a) {
+  const LhsBlockLayout l = lhs_block_layout(LhsFormat{MR, kKr}, size_t(shape.k), size_t(shape.geo->groups));
+  return {lhs_scales(a.lhs), lhs_zeros(a.lhs, l), lhs_pairs(a.lhs, l), lhs_q(a.lhs, l)};
+}
+
+// Where a kernel reads the stream of sum block `s` of one record: the record's first plane
+// (2, 4, 8 bits) or `buf`, after unpacking into it (buffered widths).
+template <class T, class S>
+LOWBIT_X86_INLINE const uint8_t* block_stream(const PackedGeometry& g, const uint8_t* rec, int s,
+                                              uint8_t* buf) {
+  const size_t start = size_t(s) * size_t(T::kNr) * size_t(g.sum_block);
+  if (!S::kBuffered) return rec + g.planes[0].offset + start * S::kUnit / 8;
+  unpack_segment(g, rec, start, size_t(T::kNr) * size_t(g.sum_block), buf);
+  return buf;
+}
+
+// Σ u·qx over `nkb` k-blocks into acc[r][p], ROWS rows of an MR-row LHS block and NP column
+// panels: src[p] is panel p's first stream vector (format S), qx the LHS of the first k-block.
+// NKB > 0 fixes the count at compile time (straight-line code). With PF > 0 each 64-byte line
+// of the stream is prefetched PF bytes ahead. SUM (one row): also adds -zx·Su, from uint8
+// column sums of the vectors flushed by pair products with nzx (-zx in every int16 lane).
+template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF>
+LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, int nkb_rt,
+                                 typename T::V (&acc)[ROWS][NP], typename T::V nzx) {
+  static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
+  using V = typename T::V;
+  const int nkb = NKB > 0 ? NKB : nkb_rt;
+  // Partial sums stay exact for T::run_kbs k-blocks (int16 partials on AVX2), the uint8 column
+  // sums for 255 / UMAX.
+  constexpr int kRaw = SUM ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
+  constexpr int kRun = max_i(kRaw / S::kPerLoad, 1) * S::kPerLoad;
+  constexpr int kLinesEvery = 64 / T::kBytes;  // loads per cache line
+  const V mask = T::set1_8(char(S::kUnit == 8 ? 0xFF : (1 << S::kUnit) - 1));
+  for (int kb0 = 0; kb0 < nkb; kb0 += kRun) {
+    const int n = min_i(kRun, nkb - kb0);
+    typename T::Part part[ROWS][NP];
+    V s8[NP];
+    static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+      s8[p] = T::zero();
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { part[r][p] = T::part_begin(acc[r][p]); });
+    });
+#pragma GCC unroll 32
+    for (int kb = 0; kb < n; kb += S::kPerLoad) {
+      const int load = (kb0 + kb) / S::kPerLoad;
+      V raw[NP];
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+        raw[p] = S::kUnit == 8 ? T::load(src[p] + size_t(load) * T::kBytes)
+                               : T::load_packed(src[p] + size_t(load) * T::kBytes);
+        if (PF > 0 && load % kLinesEvery == 0)
+          _mm_prefetch(reinterpret_cast<const char*>(src[p] + size_t(load) * T::kBytes + PF), _MM_HINT_T0);
+      });
+      static_for<S::kPerLoad>([&](auto s) LOWBIT_X86_LAMBDA {
+        typename T::W w[NP];
+        static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+          V u = raw[p];
+          if constexpr (S::kUnit != 8 && s > 0) u = T::template srli16<s * S::kUnit>(u);
+          if constexpr (S::kUnit != 8) u = T::and_(u, mask);
+          if constexpr (SUM) s8[p] = T::add8(s8[p], u);
+          w[p] = T::template prep<S::kUmax>(u);
+        });
+        const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
+        static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+          if constexpr (NP == 1) {  // broadcast inside the instruction where the ISA can
+            part[r][0] = T::template dot_x<S::kUmax>(part[r][0], w[0], x + r * kKr);
+          } else {  // one broadcast for every panel
+            const V xr = T::bcast32(x + r * kKr);
+            static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { part[r][p] = T::template dot<S::kUmax>(part[r][p], w[p], xr); });
+          }
+        });
+      });
+    }
+    static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { acc[r][p] = T::template part_end<S::kUmax>(acc[r][p], part[r][p]); });
+      if constexpr (SUM) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(s8[p]), nzx);
+    });
+  }
+}
+
+// The f32 sums of ROWS x NP accumulators across groups: in registers, or (MEM) in `buf`, an L1
+// buffer of ROWS·NP vectors, where 16 vector registers cannot hold them next to the int32
+// accumulators (AVX-VNNI, 4 rows x 2 panels: one fma with a memory operand and one store per
+// group and accumulator).
+template <class T, int ROWS, int NP, bool MEM>
+struct FSums {
+  typename T::F v[ROWS][NP];
+  LOWBIT_X86_INLINE explicit FSums(float*) {
+    static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { v[r][p] = T::fzero(); }); });
+  }
+  LOWBIT_X86_INLINE void next_group() {}
+  LOWBIT_X86_INLINE void add(int r, int p, typename T::F x, typename T::F sw) { v[r][p] = T::fmadd(x, sw, v[r][p]); }
+  LOWBIT_X86_INLINE typename T::F get(int r, int p) const { return v[r][p]; }
+};
+template <class T, int ROWS, int NP>
+struct FSums<T, ROWS, NP, true> {
+  float* mem;
+  LOWBIT_X86_INLINE explicit FSums(float* buf) : mem(buf) {
+    for (int i = 0; i < ROWS * NP; ++i) T::fstore(mem + i * T::kNr, T::fzero());
+  }
+  // Once per group: the buffer's address becomes opaque, so the compiler cannot carry the
+  // sums from one group to the next in (spilled) registers instead of the buffer.
+  LOWBIT_X86_INLINE void next_group() { __asm__("" : "+r"(mem)); }
+  LOWBIT_X86_INLINE void add(int r, int p, typename T::F x, typename T::F sw) {
+    float* f = mem + (r * NP + p) * T::kNr;
+    T::fstore(f, T::fmadd(x, sw, T::fload(f)));
+  }
+  LOWBIT_X86_INLINE typename T::F get(int r, int p) const { return T::fload(mem + (r * NP + p) * T::kNr); }
+};
+
+// y = fma(acc, s_x, bias), then max(lo, y), min(hi, y): NaN in y survives (second operand).
+template <class T>
+inline void store_row(const Lhs& lhs, const UKernelArgs& a, int p, int r, typename T::F acc) {
+  const size_t col = size_t(p) * T::kNr;
+  const int cols = int(a.n - col < size_t(T::kNr) ? a.n - col : size_t(T::kNr));
+  const typename T::F bias = a.bias ? T::load_cols(a.bias + col, cols) : T::fzero();
+  typename T::F y = T::fmadd(acc, T::fset1(lhs.sx[r]), bias);
+  y = T::fmin(T::fset1(a.clamp_max), T::fmax(T::fset1(a.clamp_min), y));
+  T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
+}
+
+// Runs f(p, integral_constant<NP>) over the panels of a.n columns, NP at a time, then the
+// remaining ones one by one.
+template <int NP, class T, class F>
+LOWBIT_X86_INLINE void for_panels(const UKernelArgs& a, F&& f) {
+  const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+  int p = 0;
+  for (; p + NP <= np; p += NP) f(p, std::integral_constant<int, NP>{});
+  for (; p < np; ++p) f(p, std::integral_constant<int, 1>{});
+}
+
+}  // namespace
+}  // namespace x86
+}  // namespace lowbit

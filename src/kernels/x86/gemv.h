@@ -1,0 +1,91 @@
+// The x86 GEMV micro-kernel family (one row, NP panels of kNr columns at a time), written once
+// over a vector-traits struct and instantiated in each ISA's translation unit. Decode streams
+// the weights once, mostly from L3 or DRAM, so the GEMV reads nothing but the records: it
+// skips the layout's column sums (a fifth more bytes at 4 bits) and sums the weights it has
+// in registers anyway (one byte add per vector, common.h), and it prefetches every stream PF
+// bytes ahead (docs/x86-kernels.md: the distance).
+#pragma once
+
+#include "kernels/x86/common.h"
+
+namespace lowbit {
+namespace x86 {
+namespace {
+
+// Without zero points, cz = o in every column: -o·Ex can be the pair product of each block
+// (kPairProduct), or one scalar per group that the accumulators start from (kStart: fewer
+// vector ops when many panels share it, AVX-512's 4; register copies with 2).
+enum class OffsetTerm { kPairProduct, kStart };
+
+template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF, OffsetTerm OT>
+inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
+  using V = typename T::V;
+  using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
+  const int block = GS > 0 ? GS : g.sum_block;
+  const int blocks = GS > 0 ? 1 : g.sums_per_group;
+  const int o = 1 << (g.bits - 1);
+  const V nzx = T::set1_16(int16_t(-lhs.zx[0]));
+  const uint8_t* rec[NP];
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { rec[p] = a.rhs + size_t(p0 + p) * g.panel_bytes; });
+  const int8_t* qx = lhs.q;
+  const int32_t* pairs = lhs.pairs;
+  alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
+  FSums<T, 1, NP, false> facc(nullptr);
+  for (int grp = 0; grp < g.groups; ++grp) {
+    constexpr bool kPairs = ZEROS || OT == OffsetTerm::kPairProduct;
+    int32_t start = 0;  // -o·Ex of the group's blocks (the LHS pair holds -Ex in its high half)
+    if (!kPairs)
+      for (int s = 0; s < blocks; ++s) start += (pairs[s] >> 16) * o;
+    const V init = T::set1_32(start);
+    V acc[1][NP], cz[NP];
+    static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+      acc[0][p] = kPairs ? T::zero() : init;
+      if (kPairs) cz[p] = ZEROS ? T::cz_high(rec[p] + g.zeros_offset, o) : T::set1_32(o << 16);
+      if (S::kBuffered)  // the fast formats prefetch inside block_dot
+        for (size_t b = 0; b < g.record_bytes; b += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(rec[p] + b + PF), _MM_HINT_T0);
+    });
+    for (int s = 0; s < blocks; ++s) {
+      const uint8_t* src[NP];
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0]); });
+      block_dot<T, Dot, 1, NP, 1, true, GS / kKr, S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
+      qx += block;
+      if constexpr (kPairs && NP == 1) {
+        acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
+      } else if constexpr (kPairs) {
+        const V x = T::bcast32(pairs);
+        static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { acc[0][p] = T::pair_dot(acc[0][p], cz[p], x); });
+      }
+      ++pairs;
+    }
+    facc.next_group();
+    static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+      facc.add(0, p, T::cvt(acc[0][p]), record_scales<T, SF>(g, rec[p]));
+      rec[p] += g.record_bytes;
+    });
+  }
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p, 0, facc.get(0, p)); });
+}
+
+// The registered entry point of a GEMV (an LHS block of one row), NP panels at a time.
+template <class T, int NP, int PF, OffsetTerm OT>
+inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
+  const PackedGeometry& g = *shape.geo;
+  const Lhs lhs = lhs_view<1>(shape, a);
+  with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
+    using S = decltype(s);
+    with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
+      auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
+        for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
+          gemv_panels<T, S, np, gs, sf, zeros, PF, OT>(g, lhs, a, p);
+        });
+      };
+      if (g.has_zeros) run(std::true_type{});
+      else run(std::false_type{});
+    });
+  });
+}
+
+}  // namespace
+}  // namespace x86
+}  // namespace lowbit
