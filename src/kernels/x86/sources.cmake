@@ -1,9 +1,15 @@
 # x86-64 micro-kernels: one TU per kernel, each built with its ISA's flags only.
 # -fno-tree-ter: GCC 12's expansion otherwise moves the int16 partial-sum adds of the AVX2
-# dot products past all their products, which then go through the stack (docs/x86-kernels.md).
-set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
-set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
-set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-fno-tree-ter;-fno-tree-reassoc" CACHE INTERNAL "")
+# dot products past all their products, which then go through the stack (docs/x86-kernels.md);
+# -fno-tree-reassoc keeps its accumulator chains as written. GCC's flags only (clang: the
+# fuzzers) — they change speed, never results.
+set(x86_gcc_flags "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(x86_gcc_flags ";-fno-tree-ter;-fno-tree-reassoc")
+endif()
+set(LOWBIT_X86_AVX2_FLAGS "-mavx2;-mfma;-mf16c${x86_gcc_flags}" CACHE INTERNAL "")
+set(LOWBIT_X86_AVXVNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavxvnni${x86_gcc_flags}" CACHE INTERNAL "")
+set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni${x86_gcc_flags}" CACHE INTERNAL "")
 
 set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemv_1x8c4__avx2.cpp
