@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The planner's regret with no record, with the built-in record and with a record `lowbit tune`
+# just made, at 1 and 2 threads, for 4-bit g32, 4-bit g128, 2-bit g32 and 8-bit g32 (issue #10's
+# matrix). Prints geomean and worst per cell. Usage:
+#   scripts/regret_matrix.sh [LOWBIT] [lowbit regret options, e.g. --reps 3]
+# A record of this machine in the user's cache would shadow the built-in one: it is set aside
+# by pointing XDG_CACHE_HOME at an empty directory.
+set -euo pipefail
+bin=${1:-build/tools/lowbit}
+[ $# -gt 0 ] && shift
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME=$work/cache
+echo "lowbit tune --shapes llama3-8b -> $work/tuned.json" >&2
+SECONDS=0
+"$bin" tune --shapes llama3-8b --out "$work/tuned.json" > "$work/tune.out"
+echo "  $(tail -1 "$work/tune.out") (${SECONDS} s)" >&2
+printf '%-10s %-9s %-8s %16s %16s\n' tuning weights threads geomean worst
+for tuning in none built-in tuned; do
+  case $tuning in
+    none) env=(LOWBIT_TUNING=none) ;;
+    built-in) env=() ;;
+    tuned) env=(LOWBIT_TUNING="$work/tuned.json") ;;
+  esac
+  for w in "4 32" "4 128" "2 32" "8 32"; do
+    read -r bits group <<< "$w"
+    for t in 1 2; do
+      line=$(env "${env[@]}" "$bin" regret --threads $t --bits $bits --group $group "$@" 2>/dev/null |
+             grep '^geomean regret')
+      g=$(echo "$line" | sed -E 's/geomean regret ([0-9.]+), worst ([0-9.]+).*/\1/')
+      x=$(echo "$line" | sed -E 's/geomean regret ([0-9.]+), worst ([0-9.]+).*/\2/')
+      printf '%-10s %-9s %-8s %16s %16s\n' "$tuning" "${bits}b g$group" $t "$g" "$x"
+    done
+  done
+done
