@@ -2,8 +2,6 @@
 // as given and with the checksum recomputed (so mutations reach the fields behind it). An
 // accepted record must round-trip record_to_json, and the planner must work with its numbers:
 // it is made to apply to this machine and plans a few shapes, m and thread counts.
-#include <zlib.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -20,21 +18,6 @@
 #include "util/error.h"
 
 namespace {
-
-// The text with its checksum digits made to match (the writer's rule: crc32 of the text with
-// its own 8 digits read as "00000000"); unchanged when it has no checksum key.
-std::string with_valid_checksum(std::string text) {
-  constexpr std::string_view key = "\"checksum\": \"crc32:";
-  const size_t at = text.find(key);
-  if (at == std::string::npos || at + key.size() + 8 > text.size()) return text;
-  const size_t digits = at + key.size();
-  text.replace(digits, 8, "00000000");
-  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(text.data()), uInt(text.size()));
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08lx", crc & 0xffffffffUL);
-  text.replace(digits, 8, hex);
-  return text;
-}
 
 void use(const lowbit::TuningRecord& parsed) {
   const std::string json = lowbit::record_to_json(parsed);
@@ -65,7 +48,7 @@ void use(const lowbit::TuningRecord& parsed) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  for (const std::string& t : {text, with_valid_checksum(text)}) {
+  for (const std::string& t : {text, lowbit::with_valid_checksum(text)}) {
     lowbit::TuningRecord r;
     try {
       r = lowbit::parse_record(t);

@@ -74,6 +74,7 @@ class LinearJob final : public TaskJob {
   float* y_ = nullptr;
   size_t m_ = 0, n_ = 0, row_tile_ = 1, col_tile_ = 1, row_tiles_ = 0, col_tiles_ = 0;
   size_t rescue_cols_ = 1;  // a rescue checks whether it is still needed this often
+  size_t l2_chunk_cols_ = 1;  // columns whose weights fit half of L2 (see run)
   float clamp_min_ = 0, clamp_max_ = 0;
   UarchSource uarch_source_;
   const CpuProfile* profile_ = nullptr;
@@ -134,6 +135,8 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
   row_tiles_ = (m_ + row_tile_ - 1) / row_tile_;
   col_tiles_ = (n_ + col_tile_ - 1) / col_tile_;
   rescue_cols_ = std::max(size_t(geo_.nr), col_tile_ / 4 / size_t(geo_.nr) * size_t(geo_.nr));
+  l2_chunk_cols_ = std::max(size_t(geo_.nr), profile.caches.l2 / 2 / (geo_.panel_bytes / size_t(geo_.nr)) /
+                                                 size_t(geo_.nr) * size_t(geo_.nr));
   clamp_min_ = opt.has_clamp ? opt.clamp_min : -std::numeric_limits<float>::infinity();
   clamp_max_ = opt.has_clamp ? opt.clamp_max : std::numeric_limits<float>::infinity();
   uarch_source_ = uarch_source;
@@ -163,9 +166,7 @@ bool LinearJob::run(uint32_t t, float* scratch, bool rescue) {
     const size_t hi = std::min(up.seg[s].row_begin + up.seg[s].rows, tl.r0 + tl.rows);
     if (hi > lo) blocks += (hi - lo + up.seg[s].mr - 1) / up.seg[s].mr;
   }
-  const size_t nr = size_t(geo_.nr);
-  size_t step = blocks > 1 ? std::max(nr, profile_->caches.l2 / 2 / (geo_.panel_bytes / nr) / nr * nr)
-                           : tl.cols;
+  size_t step = blocks > 1 ? l2_chunk_cols_ : tl.cols;
   if (rescue) step = std::min(step, rescue_cols_);
   for (size_t c = 0; c < tl.cols; c += step) {
     if (rescue && committed(t)) return false;

@@ -299,8 +299,13 @@ std::string record_to_json(const TuningRecord& r) {
   }
   j.end_array();
   j.end_object();
-  std::string text = j.str() + "\n";
-  const size_t at = text.find(kChecksumKey) + kChecksumKey.size();
+  return with_valid_checksum(j.str() + "\n");
+}
+
+std::string with_valid_checksum(std::string text) {
+  const size_t key = text.find(kChecksumKey);
+  if (key == std::string::npos || key + kChecksumKey.size() + 8 > text.size()) return text;
+  const size_t at = key + kChecksumKey.size();
   text.replace(at, 8, hex32(text_crc(text, at)));
   return text;
 }

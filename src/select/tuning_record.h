@@ -76,6 +76,9 @@ TuningRecord record_for_this_machine(const std::string& name);
 
 // The JSON text, with its checksum.
 std::string record_to_json(const TuningRecord& r);
+// The text with its checksum digits made to match it (unchanged without a checksum key): for
+// the writer, and for fuzzers that mutate the fields behind the checksum.
+std::string with_valid_checksum(std::string text);
 // A BandwidthTable as the record writes it: {"l2": [...], "l3": [...], "dram": [...]}.
 void bandwidth_json(JsonWriter& j, const BandwidthTable& t);
 
