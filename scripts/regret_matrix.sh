@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The planner's regret with no record, with the built-in record and with a record `lowbit tune`
 # just made, at 1 and 2 threads, for 4-bit g32, 4-bit g128, 2-bit g32 and 8-bit g32 (issue #10's
-# matrix). Prints geomean and worst per cell. Usage:
+# matrix). One `lowbit regret --compare none,built-in,TUNED` per cell: the three tunings' choices
+# are timed in the same run, so the differences between them are not run-to-run noise. Prints
+# geomean and worst per tuning and cell. Usage:
 #   scripts/regret_matrix.sh [LOWBIT] [lowbit regret options, e.g. --reps 3]
 # A record of this machine in the user's cache would shadow the built-in one: it is set aside
 # by pointing XDG_CACHE_HOME at an empty directory.
@@ -15,21 +17,21 @@ echo "lowbit tune --shapes llama3-8b -> $work/tuned.json" >&2
 SECONDS=0
 "$bin" tune --shapes llama3-8b --out "$work/tuned.json" > "$work/tune.out"
 echo "  $(tail -1 "$work/tune.out") (${SECONDS} s)" >&2
-printf '%-10s %-9s %-8s %16s %16s\n' tuning weights threads geomean worst
-for tuning in none built-in tuned; do
-  case $tuning in
-    none) env=(LOWBIT_TUNING=none) ;;
-    built-in) env=() ;;
-    tuned) env=(LOWBIT_TUNING="$work/tuned.json") ;;
-  esac
-  for w in "4 32" "4 128" "2 32" "8 32"; do
-    read -r bits group <<< "$w"
-    for t in 1 2; do
-      line=$(env "${env[@]}" "$bin" regret --threads $t --bits $bits --group $group "$@" 2>/dev/null |
-             grep '^geomean regret')
+rows=()
+for w in "4 32" "4 128" "2 32" "8 32"; do
+  read -r bits group <<< "$w"
+  for t in 1 2; do
+    echo "lowbit regret --threads $t --bits $bits --group $group $* (${SECONDS} s)" >&2
+    out=$("$bin" regret --threads $t --bits $bits --group $group --compare none,built-in,"$work/tuned.json" "$@" \
+          2>/dev/null | grep '^geomean regret')
+    for tuning in none built-in tuned; do
+      line=$(echo "$out" | grep -m1 "] ${tuning/tuned/$work/tuned.json}\$")
       g=$(echo "$line" | sed -E 's/geomean regret ([0-9.]+), worst ([0-9.]+).*/\1/')
       x=$(echo "$line" | sed -E 's/geomean regret ([0-9.]+), worst ([0-9.]+).*/\2/')
-      printf '%-10s %-9s %-8s %16s %16s\n' "$tuning" "${bits}b g$group" $t "$g" "$x"
+      rows+=("$(printf '%-10s %-9s %-8s %16s %16s' "$tuning" "${bits}b g$group" $t "$g" "$x")")
     done
   done
 done
+echo "done in ${SECONDS} s" >&2
+printf '%-10s %-9s %-8s %16s %16s\n' tuning weights threads geomean worst
+for tuning in none built-in tuned; do printf '%s\n' "${rows[@]}" | grep "^$tuning "; done

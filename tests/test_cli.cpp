@@ -263,6 +263,15 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   EXPECT_NE(r.out.find("using file " + path), std::string::npos) << r.out.substr(0, 400);
   r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32", "LOWBIT_LOG=tuning LOWBIT_TUNING=none", true);
   EXPECT_NE(r.out.find("using generic (LOWBIT_TUNING=none)"), std::string::npos) << r.out.substr(0, 400);
+  // regret --compare judges several tunings' choices by the same measurements.
+  r = run("regret --n 64 --k 256 --m 3 --reps 1 --json --compare none," + path, env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_json_with(r.out, {"picks", "tunings", "compare", "tuning", "geomean", "worst"});
+  EXPECT_NE(r.out.find("{\"compare\":\"none\",\"tuning\":\"generic\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"tuning\":\"file " + path + "\""), std::string::npos) << r.out;
+  r = run("regret --n 64 --k 256 --m 3 --reps 1 --compare none," + dir + "/missing.json", env, true);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("missing.json"), std::string::npos) << r.out;
   // A damaged record is skipped with a message.
   FILE* f = std::fopen(path.c_str(), "r+b");
   ASSERT_NE(f, nullptr);

@@ -30,8 +30,10 @@ TEST(LeastSquares, RecoversAnExactSolutionAndKeepsCoefficientsNonNegative) {
 
 void stand_in(const GemmShape&, const UKernelArgs&) {}
 
-// A 4-row kernel with 1-, 2- and 4-row code, and what it "really" costs.
-const KernelDesc kGemm{"gemm_4x8", 2, IsaSet{}, 4, {4, 4}, kAllBits, true, true, row_counts({1, 2, 4}), stand_in};
+// A 4-row kernel with 1-, 2- and 4-row code (and 3-row code at 4 bits), and what it "really"
+// costs.
+const KernelDesc kGemm{"gemm_4x8", 2, IsaSet{}, 4, {4, 4}, kAllBits, true, true, row_counts({1, 2, 4}),
+                       bits_mask({4}), stand_in};
 
 KernelCost true_cost() {
   KernelCost c = uniform_cost(0.0, 0.0, 320.0f, 2.5f, 0.45f);
@@ -56,7 +58,7 @@ std::vector<KernelSample> samples(const KernelCost& c, double noise, std::vector
           s.bits = b;
           s.terms = block_terms(kGemm, {rows, cols, 1024, group, b});
           s.cols = int(cols);
-          s.per_narrow_col = 1024.0 * effective_rows(kGemm, rows);
+          s.per_narrow_col = 1024.0 * effective_rows(kGemm, rows, b);
           s.fixed = 256.0;
           s.cycles = predict_cycles(c, s) * (1.0 + u(rng));
           out.push_back(s);

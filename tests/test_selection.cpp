@@ -31,7 +31,7 @@ const LayoutDesc kArm{903, "fake_arm_n8", Arch::arm64, IsaSet{Isa::neon}, 8, 8, 
 
 KernelDesc kernel(const char* name, const LayoutDesc& l, IsaSet req, int mr, uint16_t row_variants,
                   uint16_t bits = kAllBits, bool zeros = true) {
-  return KernelDesc{name, l.id, req, mr, {mr, l.kr}, bits, zeros, true, row_variants, stand_in};
+  return KernelDesc{name, l.id, req, mr, {mr, l.kr}, bits, zeros, true, row_variants, 0, stand_in};
 }
 
 const IsaSet kAvx512{Isa::avx512f, Isa::avx512vnni};
@@ -272,6 +272,10 @@ TEST(Registry, ValidatesDescriptors) {
   KernelDesc beyond_block = k("j", 4);
   beyond_block.row_variants = row_counts({4, 8});
   EXPECT_NE(registry_error({beyond_block}).find("row variants"), std::string::npos);
+  KernelDesc unknown_width = k("l", 4);
+  unknown_width.bits_mask = bits_mask({4});
+  unknown_width.every_row_bits = bits_mask({4, 8});
+  EXPECT_NE(registry_error({unknown_width}).find("every-row bit widths"), std::string::npos);
 }
 
 TEST(Registry, BuiltinRegistryIsValidAndDescribesEveryLayoutUsed) {
@@ -308,8 +312,8 @@ void big_kernel(const GemmShape& s, const UKernelArgs& a) {
 
 TEST(PerCore, EachSimulatedCoreRunsItsOwnKernelAndResultsStayExact) {
   const LayoutDesc& l = portable_layout();
-  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, little_kernel},
-                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, row_counts({4}), big_kernel}},
+  Registry reg({{"little_1x1", l.id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0, little_kernel},
+                {"big_4x1", l.id, {}, 4, {4, 1}, kAllBits, true, true, row_counts({4}), 0, big_kernel}},
                {&l});
   // run_linear plans with the active tuning: make it one that knows these kernels.
   static const CostTable costs = {

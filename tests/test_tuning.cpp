@@ -47,13 +47,30 @@ TEST(GenericCosts, EveryBuiltinKernelHasAnEntry) {
 TEST(GenericCosts, ComputeCyclesIsTheWeightedSumOfItsTerms) {
   const KernelDesc& kd = *default_registry().kernel("qa8_qw_gemm_4x8c4__avx2");
   const KernelCost c = *find_cost(generic_costs(), kd.name);
-  for (size_t rows : {1, 2, 3, 4}) {
-    const BlockShape b{rows, 64, 512, 32, 4};
-    const CostTerms t = block_terms(kd, b);
-    const double sum = t.unpack * c.unpack[4] + t.dot * c.dot[4] + t.group * c.group + t.group_row * c.group_row;
-    EXPECT_NEAR(compute_cycles(kd, c, Uarch::zen3, b), sum, 1e-9 * sum) << rows;
-    EXPECT_EQ(t.dot, t.unpack * effective_rows(kd, rows));
+  for (int bits : {2, 4})
+    for (size_t rows : {1, 2, 3, 4}) {
+      const BlockShape b{rows, 64, 512, 32, bits};
+      const CostTerms t = block_terms(kd, b);
+      const double sum =
+          t.unpack * c.unpack[bits] + t.dot * c.dot[bits] + t.group * c.group + t.group_row * c.group_row;
+      EXPECT_NEAR(compute_cycles(kd, c, Uarch::zen3, b), sum, 1e-9 * sum) << rows;
+      EXPECT_EQ(t.dot, t.unpack * effective_rows(kd, rows, bits));
+    }
+}
+
+// The x86 GEMMs have code for every row count at 4 bits only; other widths round a partial
+// block up to 2, 4 or MR rows (kernels/x86/gemm.h), and cost that.
+TEST(GenericCosts, RowVariantsDependOnTheBitWidth) {
+  const KernelDesc& kd = *default_registry().kernel("qa8_qw_gemm_4x8c4__avx2");
+  const int at4[] = {1, 2, 3, 4}, other[] = {2, 2, 4, 4};
+  for (int rows = 1; rows <= 4; ++rows) {
+    EXPECT_EQ(effective_rows(kd, size_t(rows), 4), at4[rows - 1]) << rows;
+    for (int bits : {1, 2, 3, 5, 8}) EXPECT_EQ(effective_rows(kd, size_t(rows), bits), other[rows - 1]) << rows;
   }
+  const KernelDesc& wide = *default_registry().kernel("qa8_qw_gemm_8x16c4__avx512vnni");
+  EXPECT_EQ(effective_rows(wide, 5, 4), 5);
+  EXPECT_EQ(effective_rows(wide, 5, 2), 8);
+  EXPECT_EQ(effective_rows(wide, 3, 8), 4);
 }
 
 // A kernel added to the registry without a cost entry anywhere still plans: it borrows a
@@ -63,11 +80,12 @@ TEST(GenericCosts, AKernelWithoutAnEntryBorrowsFromASibling) {
   const LayoutDesc& wide = *find_layout("x86_avx512_n16k4s64_sums");
   const IsaSet avx2{Isa::avx2, Isa::fma, Isa::f16c};
   const IsaSet avx512 = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq, Isa::avx512vnni};
-  const Registry reg({{"qa8_qw_gemv_1x8c4__avx2", l.id, avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, stand_in},
-                      {"qa8_qw_gemm_4x8c4__avx2", l.id, avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}), stand_in},
-                      {"new_8x8c4__avx2", l.id, avx2, 8, {8, 4}, kAllBits, true, true, row_counts({8}), stand_in},
-                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, stand_in},
-                      {"new_4x16c4__avx512", wide.id, avx512, 4, {4, 4}, kAllBits, true, true, kEveryRowCount, stand_in}},
+  const Registry reg({{"qa8_qw_gemv_1x8c4__avx2", l.id, avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0, stand_in},
+                      {"qa8_qw_gemm_4x8c4__avx2", l.id, avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+                       bits_mask({4}), stand_in},
+                      {"new_8x8c4__avx2", l.id, avx2, 8, {8, 4}, kAllBits, true, true, row_counts({8}), 0, stand_in},
+                      {"new_1x1c1__scalar", portable_layout().id, {}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0, stand_in},
+                      {"new_4x16c4__avx512", wide.id, avx512, 4, {4, 4}, kAllBits, true, true, kEveryRowCount, 0, stand_in}},
                      {&portable_layout(), &l, &wide});
   const Tuning generic;
   const Tuning::KernelCostFrom c = generic.kernel_cost(reg, *reg.kernel("new_8x8c4__avx2"), host_profile());

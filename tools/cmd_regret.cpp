@@ -15,6 +15,7 @@
 #include "ops/thread_pool.h"
 #include "registry/registry.h"
 #include "select/plan.h"
+#include "select/tuning.h"
 #include "timing.h"
 #include "workload.h"
 
@@ -27,17 +28,59 @@ struct Option {
   double est_ns, t_ns;
 };
 
+// What one tuning's planner picked for a case, and its regret.
+struct Pick {
+  std::string chosen;
+  double t_chosen, regret;
+};
+
 struct Case {
   int n, k, m;
-  std::string chosen, best;
-  double t_chosen, t_best, regret;
+  std::vector<Pick> picks;  // one per compared tuning
+  std::string best;
+  double t_best;
   std::vector<Option> options;  // every candidate, in the planner's order
 };
+
+// The numbers the planner is compared with: "active" (what lowbit uses now), "none" (the
+// generic coefficients), "built-in" (this machine's built-in record) or a record file.
+struct Compared {
+  std::string spec;
+  std::shared_ptr<const Tuning> tuning;
+  double geomean = 0, worst = 0;
+};
+
+std::vector<Compared> compared_tunings(const std::string& list) {
+  std::vector<Compared> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t end = std::min(list.find(',', at), list.size());
+    const std::string spec = list.substr(at, end - at);
+    at = end + 1;
+    std::shared_ptr<const Tuning> t;
+    if (spec == "active") t = active_tuning();
+    else if (spec == "none") t = std::make_shared<Tuning>();
+    else if (spec == "built-in") t = builtin_tuning();
+    else if (!spec.empty()) {
+      try {
+        t = tuning_from_file(spec, "file " + spec);
+      } catch (const Error& e) {  // its message does not name the file
+        throw UsageError("--compare: " + spec + ": " + e.what());
+      }
+    }
+    if (t == nullptr)
+      throw UsageError("--compare: '" + spec + "' is not active, none, built-in or a record file" +
+                       (spec == "built-in" ? " (no built-in record is for this machine)" : ""));
+    out.push_back({spec, t});
+  }
+  return out;
+}
 
 }  // namespace
 
 int cmd_regret(int argc, char** argv) {
-  const Args args(argc, argv, {"json", "quick", "all"}, {"threads", "reps", "bits", "group", "n", "k", "m"});
+  const Args args(argc, argv, {"json", "quick", "all"},
+                  {"threads", "reps", "bits", "group", "n", "k", "m", "compare"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   const bool quick = args.flag("quick");
   const int threads = int(args.integer("threads", 1, 1024, long(host_profile().num_threads())));
@@ -54,6 +97,7 @@ int cmd_regret(int argc, char** argv) {
   if (args.has("n") != args.has("k")) throw UsageError("--n and --k go together");
   if (args.has("n")) shapes = {{int(args.integer("n", 1, 1 << 20)), int(args.integer("k", 16, 1 << 20))}};
   if (args.has("m")) ms = {int(args.integer("m", 1, 1 << 16))};
+  std::vector<Compared> tunings = compared_tunings(args.str("compare", "active"));
   ThreadPool* const pool = pool_for_threads(threads);
   std::vector<Case> cases;
   size_t done = 0;
@@ -63,53 +107,75 @@ int cmd_regret(int argc, char** argv) {
     const PackedBuffer& b = pw.impl().buf;
     for (int m : ms) {
       std::fprintf(stderr, "\r[%zu/%zu] %dx%d m=%d   ", ++done, shapes.size() * ms.size(), n, k, m);
-      const ExecPlan chosen = make_plan(default_registry(), host_profile(), b.header, m, threads);
       std::vector<PlanOption> options = plan_options(default_registry(), host_profile(), b.header, m, threads);
       std::vector<float> y(size_t(m) * n);
       std::vector<std::function<void()>> fns;
       for (const PlanOption& o : options)
         fns.push_back([&, &plan = o.plan] { execute_plan(plan, host_profile(), b, m, w.x.data(), y.data(), {}, pool, {}); });
       // Round 1 times every option. The fastest of many noisy medians is biased low, so round 2
-      // re-times the chosen plan and round 1's three fastest head to head, with twice the reps;
-      // regret = t(chosen) / t(fastest) in round 2.
+      // re-times each tuning's chosen plan and round 1's three fastest head to head, with twice
+      // the reps; regret = t(chosen) / t(fastest) in round 2. Every tuning is judged by the
+      // same measurements.
       const std::vector<double> t = interleaved_medians(fns, reps);
-      size_t pick = options.size();
-      for (size_t i = 0; i < options.size(); ++i)
-        if (same_plan(options[i].plan, chosen)) pick = i;
-      if (pick == options.size()) throw Error(Status::internal, "regret: the chosen plan is not among the options");
+      std::vector<size_t> finalists, picks;
+      for (const Compared& tc : tunings) {
+        const ExecPlan chosen = make_plan(default_registry(), host_profile(), b.header, m, threads, nullptr, true,
+                                          tc.tuning.get());
+        size_t pick = options.size();
+        for (size_t i = 0; i < options.size(); ++i)
+          if (same_plan(options[i].plan, chosen)) pick = i;
+        if (pick == options.size()) throw Error(Status::internal, "regret: the chosen plan is not among the options");
+        picks.push_back(pick);
+        if (std::find(finalists.begin(), finalists.end(), pick) == finalists.end()) finalists.push_back(pick);
+      }
       std::vector<size_t> order(options.size());
       std::iota(order.begin(), order.end(), size_t(0));
       std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t[a] < t[b]; });
-      std::vector<size_t> finalists = {pick};
-      for (size_t i = 0; i < order.size() && finalists.size() < 4; ++i)
-        if (order[i] != pick) finalists.push_back(order[i]);
+      for (size_t i = 0, added = 0; i < order.size() && added < 3; ++i)
+        if (std::find(finalists.begin(), finalists.end(), order[i]) == finalists.end()) {
+          finalists.push_back(order[i]);
+          ++added;
+        }
       std::vector<std::function<void()>> final_fns;
       for (size_t i : finalists) final_fns.push_back(fns[i]);
       const std::vector<double> t2 = interleaved_medians(final_fns, 2 * reps);
       const size_t best_at = size_t(std::min_element(t2.begin(), t2.end()) - t2.begin());
-      const size_t best = finalists[best_at];
-      Case c{n, k, m, options[pick].name, options[best].name, t2[0], t2[best_at], t2[0] / t2[best_at], {}};
+      Case c{n, k, m, {}, options[finalists[best_at]].name, t2[best_at], {}};
+      for (size_t pick : picks) {
+        const double tp = t2[size_t(std::find(finalists.begin(), finalists.end(), pick) - finalists.begin())];
+        c.picks.push_back({options[pick].name, tp, tp / t2[best_at]});
+      }
       for (size_t i = 0; i < options.size(); ++i)
         c.options.push_back({options[i].name, options[i].plan.per_uarch[0].est_ns, t[i]});
       cases.push_back(std::move(c));
     }
   }
   std::fprintf(stderr, "\r%*s\r", 50, "");
-  double log_sum = 0, worst = 0;
-  for (const Case& c : cases) {
-    log_sum += std::log(c.regret);
-    worst = std::max(worst, c.regret);
+  for (size_t j = 0; j < tunings.size(); ++j) {
+    double log_sum = 0;
+    for (const Case& c : cases) {
+      log_sum += std::log(c.picks[j].regret);
+      tunings[j].worst = std::max(tunings[j].worst, c.picks[j].regret);
+    }
+    tunings[j].geomean = std::exp(log_sum / double(cases.size()));
   }
-  const double geomean = std::exp(log_sum / double(cases.size()));
+  const bool compare = args.has("compare");
   if (args.flag("json")) {
     Json j;
     j.begin_object().field("profile", host_profile().to_spec()).field("threads", threads).field("bits", bits)
-        .field("group", group).field("reps", reps).field("tuning", active_tuning()->origin());
+        .field("group", group).field("reps", reps).field("tuning", tunings[0].tuning->origin());
     j.key("cases").begin_array();
     for (const Case& c : cases) {
-      j.begin_object().field("n", c.n).field("k", c.k).field("m", c.m).field("chosen", c.chosen)
-          .field("best", c.best).field("chosen_ms", c.t_chosen * 1e-6).field("best_ms", c.t_best * 1e-6)
-          .field("regret", c.regret).field("candidates", (unsigned long)c.options.size());
+      const Pick& p = c.picks[0];
+      j.begin_object().field("n", c.n).field("k", c.k).field("m", c.m).field("chosen", p.chosen)
+          .field("best", c.best).field("chosen_ms", p.t_chosen * 1e-6).field("best_ms", c.t_best * 1e-6)
+          .field("regret", p.regret).field("candidates", (unsigned long)c.options.size());
+      if (compare) {
+        j.key("picks").begin_array();
+        for (const Pick& q : c.picks)
+          j.begin_object().field("chosen", q.chosen).field("chosen_ms", q.t_chosen * 1e-6).field("regret", q.regret).end_object();
+        j.end_array();
+      }
       if (args.flag("all")) {
         j.key("options").begin_array();
         for (const Option& o : c.options)
@@ -118,29 +184,57 @@ int cmd_regret(int argc, char** argv) {
       }
       j.end_object();
     }
-    j.end_array().field("geomean", geomean).field("worst", worst).end_object();
+    j.end_array().field("geomean", tunings[0].geomean).field("worst", tunings[0].worst);
+    if (compare) {
+      j.key("tunings").begin_array();
+      for (const Compared& tc : tunings)
+        j.begin_object().field("compare", tc.spec).field("tuning", tc.tuning->origin()).field("geomean", tc.geomean)
+            .field("worst", tc.worst).end_object();
+      j.end_array();
+    }
+    j.end_object();
     std::printf("%s\n", j.str().c_str());
     return 0;
   }
-  std::printf("lowbit regret: %d-bit, group %d, %d thread(s), medians of %d interleaved runs per candidate\n"
-              "numbers: %s\n",
-              bits, group, threads, reps, active_tuning()->origin().c_str());
-  std::vector<std::vector<std::string>> table = {{"n x k", "m", "plans", "regret", "chosen", "best"}};
-  for (const Case& c : cases)
-    table.push_back({std::to_string(c.n) + "x" + std::to_string(c.k), std::to_string(c.m),
-                     std::to_string(c.options.size()), fmt(c.regret, 3), c.chosen,
-                     c.best == c.chosen ? "(same)" : c.best});
+  std::printf("lowbit regret: %d-bit, group %d, %d thread(s), medians of %d interleaved runs per candidate\n",
+              bits, group, threads, reps);
+  for (size_t j = 0; j < tunings.size(); ++j)
+    std::printf("numbers%s: %s\n", compare ? concat(" [", j + 1, "]").c_str() : "", tunings[j].tuning->origin().c_str());
+  std::vector<std::string> head = {"n x k", "m", "plans"};
+  for (size_t j = 0; j < tunings.size(); ++j) {
+    const std::string tag = compare ? concat(" [", j + 1, "]") : "";
+    head.push_back("regret" + tag);
+    head.push_back("chosen" + tag);
+  }
+  head.push_back("best");
+  std::vector<std::vector<std::string>> table = {head};
+  for (const Case& c : cases) {
+    std::vector<std::string> row = {std::to_string(c.n) + "x" + std::to_string(c.k), std::to_string(c.m),
+                                    std::to_string(c.options.size())};
+    for (const Pick& p : c.picks) {
+      row.push_back(fmt(p.regret, 3));
+      row.push_back(p.chosen);
+    }
+    row.push_back(c.picks.size() == 1 && c.best == c.picks[0].chosen ? "(same)" : c.best);
+    table.push_back(row);
+  }
   print_table(table);
   if (args.flag("all"))
     for (const Case& c : cases) {
       std::printf("\n%dx%d m=%d\n", c.n, c.k, c.m);
       std::vector<std::vector<std::string>> opts = {{"plan", "estimate ms", "measured ms", "vs best"}};
-      for (const Option& o : c.options)
-        opts.push_back({o.name + (o.name == c.chosen ? "  <- chosen" : ""), fmt(o.est_ns * 1e-6, 4),
-                        fmt(o.t_ns * 1e-6, 4), fmt(o.t_ns / c.t_best, 3)});
+      for (const Option& o : c.options) {
+        std::string mark;  // "  <- chosen", and by which tunings when comparing
+        for (size_t j = 0; j < c.picks.size(); ++j)
+          if (o.name == c.picks[j].chosen) mark += (mark.empty() ? "  <- chosen" : "") + (compare ? concat(" [", j + 1, "]") : "");
+        opts.push_back({o.name + mark, fmt(o.est_ns * 1e-6, 4), fmt(o.t_ns * 1e-6, 4), fmt(o.t_ns / c.t_best, 3)});
+      }
       print_table(opts);
     }
-  std::printf("\ngeomean regret %.3f, worst %.3f (targets: geomean <= 1.05, worst <= 1.20)\n", geomean, worst);
+  std::printf("\n");
+  for (size_t j = 0; j < tunings.size(); ++j)
+    std::printf("geomean regret %.3f, worst %.3f (targets: geomean <= 1.05, worst <= 1.20)%s\n", tunings[j].geomean,
+                tunings[j].worst, compare ? concat(" [", j + 1, "] ", tunings[j].spec).c_str() : "");
   return 0;
 }
 

@@ -198,7 +198,7 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
             s.bits = bits;
             s.terms = block_terms(kd, {size_t(r), size_t(n), size_t(k), size_t(group), bits});
             s.cols = n;
-            s.per_narrow_col = double(k) * effective_rows(kd, size_t(r));
+            s.per_narrow_col = double(k) * effective_rows(kd, size_t(r), bits);
             s.fixed = double(kd.mr) * k / 16.0;  // the LHS re-read call_cycles charges
             s.cycles = std::numeric_limits<double>::infinity();
             configs.push_back({ki, weights.back().get(), lhs[lhs0 + gi * rows.size() + ri].get(), r, s});

@@ -45,6 +45,9 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
         (k.mr > 16 || k.row_variants >> (k.mr - 1) != 1u))
       fail(Status::internal, "registry: kernel ", name, ": row variants ", k.row_variants,
            " must include ", k.mr, " rows and none above (or be kEveryRowCount)");
+    if ((k.every_row_bits & ~k.bits_mask) != 0)
+      fail(Status::internal, "registry: kernel ", name, ": every-row bit widths ", k.every_row_bits,
+           " outside its bits mask ", k.bits_mask);
   }
   // Variants of a layout: mr increasing in declaration order, each dividing the next, so
   // a big-tile segment followed by a small-tile one keeps every block aligned. Kernels of
@@ -69,7 +72,7 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
   for (const KernelDesc& k : kernels_) {
     const std::string id = kernel_identity(k, *layout(k.layout_id));
     identities_.push_back(identity_hash(id));
-    all += concat(id, "|z", k.zeros, "|b", k.bias, "|rv", k.row_variants, "\n");
+    all += concat(id, "|z", k.zeros, "|b", k.bias, "|rv", k.row_variants, "|rb", k.every_row_bits, "\n");
   }
   fingerprint_ = identity_hash(all);
 }
@@ -140,38 +143,38 @@ constexpr IsaSet kArmI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 std::vector<KernelDesc> builtin_kernels() {
   // What each kernel costs is looked up by name: select/generic_costs.cpp and tuning records.
   std::vector<KernelDesc> k = {
-      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, fn
-      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount,
+      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, every_row_bits, fn
+      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
        qa8_qw_gemm_1x1c1__scalar},
-      {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount,
+      {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount, 0,
        qa8_qw_gemm_4x1c1__scalar},
       // x86-64: a GEMV for decode and an MR-row GEMM per ISA, on the column-sum layouts
       // (src/kernels/x86, docs/x86-kernels.md). The GEMMs have code for every row count at 4
-      // bits (other widths run partial blocks as 2, 4 or MR rows).
-      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+      // bits; other widths run partial blocks as 2, 4 or MR rows (kernels/x86/gemm.h with_rows).
+      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
-      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
-      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, kEveryRowCount,
-       LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true, kEveryRowCount,
-       LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
+      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
+       bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
+      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
+       row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       kEveryRowCount, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
+       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
       {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
-       kEveryRowCount, LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
+       row_counts({2, 4, 8}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
-      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount,
+      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},
-      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true, row_counts({4}),
+      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true, row_counts({4}), 0,
        LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon)},
-      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod)},
-      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true, row_counts({4}),
+      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true, row_counts({4}), 0,
        LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod)},
-      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true, kEveryRowCount,
+      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm)},
-      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true, row_counts({4}),
+      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true, row_counts({4}), 0,
        LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm)},
   };
   return k;

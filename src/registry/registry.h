@@ -35,6 +35,9 @@ struct KernelDesc {
   // Bit r-1 set: a block of r rows runs code for exactly r rows. Any other count runs (and
   // costs) the next larger set count, e.g. {1, 2, 4}: 3 rows cost 4.
   uint16_t row_variants;
+  // Bit b set: at b-bit weights every row count 1..mr has its own code, whatever
+  // row_variants says (the x86 GEMMs' 4-bit fast paths).
+  uint16_t every_row_bits;
   UKernelFn fn;         // nullptr: a kernel of another architecture (described, not built)
 };
 
@@ -44,6 +47,11 @@ constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
   return m;
 }
 constexpr uint16_t kAllBits = bits_mask({1, 2, 3, 4, 5, 6, 7, 8});
+
+// Whether a block of `rows` rows of `bits`-bit weights runs code for exactly that many rows.
+constexpr bool has_row_variant(const KernelDesc& kd, int rows, int bits) {
+  return (kd.every_row_bits >> bits & 1u) || (kd.row_variants >> (rows - 1) & 1u);
+}
 
 // What a kernel is, as text (name, layout name and id, ISA, mr, LHS format, bits), and its
 // 64-bit FNV-1a hash in hex: a tuning record's coefficients for a kernel apply only while this

@@ -11,22 +11,22 @@ Bandwidth core_bandwidth(Arch arch) {
   return {31.0, 26.0, 9.0};
 }
 
-int effective_rows(const KernelDesc& kd, size_t rows) {
+int effective_rows(const KernelDesc& kd, size_t rows, int bits) {
   int r = int(rows);
-  while (r < kd.mr && !(kd.row_variants >> (r - 1) & 1u)) ++r;
+  while (r < kd.mr && !has_row_variant(kd, r, bits)) ++r;
   return r;
 }
 
 CostTerms block_terms(const KernelDesc& kd, const BlockShape& b) {
   const double values = double(b.cols) * double(b.k);
-  const double rows = double(effective_rows(kd, b.rows));
+  const double rows = double(effective_rows(kd, b.rows, b.bits));
   const double col_groups = values / double(b.group_size);
   return {values, values * rows, col_groups, col_groups * rows};
 }
 
 double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols) {
   if (wide_cols <= 0) return 0.0;
-  return double(b.cols % size_t(wide_cols)) * double(b.k) * double(effective_rows(kd, b.rows));
+  return double(b.cols % size_t(wide_cols)) * double(b.k) * double(effective_rows(kd, b.rows, b.bits));
 }
 
 double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
@@ -36,7 +36,7 @@ double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const B
 
 double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
   const double values = double(b.cols) * double(b.k);
-  const double rows = double(effective_rows(kd, b.rows));
+  const double rows = double(effective_rows(kd, b.rows, b.bits));
   const double col_groups = values / double(b.group_size);
   const int bits = std::clamp(b.bits, 1, kMaxBits);
   const double v = values * (c.unpack[bits] + c.dot[bits] * rows) +

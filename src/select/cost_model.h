@@ -30,8 +30,9 @@ struct BlockShape {
   int bits;           // weight bit width
 };
 
-// Rows a block of `rows` rows really computes: the kernel's next row variant.
-int effective_rows(const KernelDesc& kd, size_t rows);
+// Rows a block of `rows` rows of `bits`-bit weights really computes: the kernel's next row
+// variant at that width.
+int effective_rows(const KernelDesc& kd, size_t rows, int bits);
 
 // How many of each cost unit one kernel call on one block pays: the coefficients of
 // KernelCost apply to these (compute_cycles is their weighted sum), which is what a

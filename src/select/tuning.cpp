@@ -230,14 +230,18 @@ std::shared_ptr<const Tuning> find_record() {
     else if (auto t = try_record([&] { return tuning_from_file(path, "cache " + path); }, path))
       return t;
   }
+  return builtin_tuning();
+}
+
+}  // namespace
+
+std::shared_ptr<const Tuning> builtin_tuning() {
   for (const BuiltinRecord& b : builtin_records()) {
     const std::string origin = concat("built-in record ", b.file);
     if (auto t = try_record([&] { return tuning_from_text(b.text, origin); }, origin)) return t;
   }
   return nullptr;
 }
-
-}  // namespace
 
 std::shared_ptr<const Tuning> lookup_tuning() {
   std::shared_ptr<const Tuning> t = find_record();

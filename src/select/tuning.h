@@ -103,6 +103,8 @@ struct BuiltinRecord {
   std::string_view text;
 };
 const std::vector<BuiltinRecord>& builtin_records();
+// The first built-in record made for this machine, as a Tuning (nullptr: none is).
+std::shared_ptr<const Tuning> builtin_tuning();
 
 // Makes a tuning active for a scope (tests, `lowbit tune`), then restores the previous one.
 class ScopedTuning {
