@@ -91,6 +91,10 @@ TEST(FitKernel, ReportsHowFarOffItIsWithNoise) {
   EXPECT_LT(f.worst_error, 0.12);
   EXPECT_GT(f.rms_error, 0.005);
   EXPECT_LT(f.rms_error, f.worst_error);
+  // It says which sample that is (what `lowbit tune` prints).
+  ASSERT_GE(f.worst_sample, 0);
+  const KernelSample& w = noisy[size_t(f.worst_sample)];
+  EXPECT_NEAR(std::fabs(predict_cycles(f.cost, w) - w.cycles) / w.cycles, f.worst_error, 1e-12);
   // ...and it still predicts the noise-free times closely.
   for (const KernelSample& s : samples(want, 0.0))
     EXPECT_NEAR(predict_cycles(f.cost, s), s.cycles, 0.04 * s.cycles) << "bits " << s.bits;

@@ -112,8 +112,18 @@ int cmd_tune(int argc, char** argv) {
     if (kd.fn != nullptr && prof.isa.contains(kd.requires)) runnable.push_back(&kd);
   const std::vector<std::vector<KernelSample>> samples_of = kernel_samples(runnable, budget, caches.l2);
   std::vector<Fitted> fits;
-  for (size_t i = 0; i < runnable.size(); ++i)
+  std::vector<std::string> worst_at;  // per kernel: the sample the fit explains worst
+  for (size_t i = 0; i < runnable.size(); ++i) {
     fits.push_back({runnable[i], fit_kernel(samples_of[i], reg.layout(runnable[i]->layout_id)->nr)});
+    const KernelFit& f = fits.back().fit;
+    if (f.worst_sample < 0) {
+      worst_at.push_back("");
+      continue;
+    }
+    const KernelSample& s = samples_of[i][size_t(f.worst_sample)];
+    worst_at.push_back(concat(s.bits, "-bit g", s.group, " ", s.rows, "x", s.cols, ": ", fmt(s.cycles, 0),
+                              " cycles, model ", fmt(predict_cycles(f.cost, s), 0)));
+  }
 
   // 3. Bandwidth at each level, 1..T workers: of the memory, and as each SIMD kernel reads
   //    (the scalar kernels never wait for memory).
@@ -190,7 +200,8 @@ int cmd_tune(int argc, char** argv) {
     j.end_array().end_object();
     j.key("kernels").begin_array();
     for (const KernelEntry& e : rec.kernels) {
-      j.begin_object().field("name", e.name).field("samples", e.samples).field("worst_error", e.fit_error);
+      j.begin_object().field("name", e.name).field("samples", e.samples).field("worst_error", e.fit_error)
+          .field("worst_at", worst_at[size_t(&e - rec.kernels.data())]);
       j.field("call", double(e.cost.call)).field("group", double(e.cost.group)).field("group_row", double(e.cost.group_row));
       j.key("unpack").begin_array();
       for (int b = 1; b <= 8; ++b) j.value(double(e.cost.unpack[b]));
@@ -225,12 +236,12 @@ int cmd_tune(int argc, char** argv) {
               table_text(th.dispatch_cycles).c_str());
   std::vector<std::vector<std::string>> t = {
       {"kernel", "samples", "unpack (4-bit)", "dot (4-bit)", "3-bit / 4-bit", "call", "group", "group_row",
-       "DRAM bytes/cycle", "worst error"}};
+       "DRAM bytes/cycle", "worst error", "at (bits, group, rows x cols)"}};
   for (const KernelEntry& e : rec.kernels)
     t.push_back({e.name, std::to_string(e.samples), fmt(e.cost.unpack[4], 4), fmt(e.cost.dot[4], 4),
                  e.cost.dot[4] > 0 ? fmt((e.cost.unpack[3] + e.cost.dot[3]) / (e.cost.unpack[4] + e.cost.dot[4]), 2) : "-",
                  fmt(e.cost.call, 0), fmt(e.cost.group, 2), fmt(e.cost.group_row, 3), table_text(e.bandwidth.dram),
-                 fmt(e.fit_error * 100, 1) + " %"});
+                 fmt(e.fit_error * 100, 1) + " %", worst_at[size_t(&e - rec.kernels.data())]});
   print_table(t);
   if (!cases.empty()) {
     std::printf("\nshapes: %zu cases, %zu overrides (another candidate measured >= 3 %% faster)\n", cases.size(),

@@ -154,9 +154,13 @@ KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
   f.cost.unpack[0] = f.cost.unpack[1];
   f.cost.dot[0] = f.cost.dot[1];
   double sq = 0.0;
-  for (const KernelSample& s : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const KernelSample& s = samples[i];
     const double e = std::fabs(predict_cycles(f.cost, s) - s.cycles) / std::max(s.cycles, 1e-9);
-    f.worst_error = std::max(f.worst_error, e);
+    if (e >= f.worst_error) {
+      f.worst_error = e;
+      f.worst_sample = int(i);
+    }
     sq += e * e;
   }
   f.rms_error = std::sqrt(sq / double(samples.size()));

@@ -24,11 +24,13 @@ struct KernelSample {
   double per_narrow_col;  // narrow_term() per column past the last whole group (k × rows)
   double fixed;      // cycles the model charges for something else (the LHS re-read of a call)
   double cycles;     // measured (nominal 3 GHz cycles)
+  int rows = 0, group = 0;  // what was timed, for reports only
 };
 
 struct KernelFit {
   KernelCost cost{};         // bit widths not measured take the nearest measured one's terms
   double worst_error = 0.0;  // max over samples of |predicted - measured| / measured
+  int worst_sample = -1;     // its index
   double rms_error = 0.0;
   int samples = 0;
 };
