@@ -35,7 +35,10 @@ fi
 
 if [ "$stage" = all ] || [ "$stage" = asan ]; then
   section "ASan+UBSan build and tests"
+  # -O1 with line tables and asserts on: the build (the suite's longest stage) takes half the
+  # time of -O2 -g, and the reports still name file and line.
   configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOWBIT_SANITIZE=address,undefined \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DLOWBIT_EMULATED_TESTS=OFF
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
 fi
