@@ -72,14 +72,15 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
   for (const KernelDesc& k : kernels_) {
     const std::string id = kernel_identity(k, *layout(k.layout_id));
     identities_.push_back(identity_hash(id));
-    all += concat(id, "|z", k.zeros, "|b", k.bias, "|rv", k.row_variants, "|rb", k.every_row_bits, "\n");
+    all += concat(id, "|z", k.zeros, "|b", k.bias, "\n");
   }
   fingerprint_ = identity_hash(all);
 }
 
 std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout) {
   return concat(kd.name, "|", layout.name, "#", layout.id, "|", kd.requires.to_string(), "|mr", kd.mr,
-                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, "|bits", kd.bits_mask);
+                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, "|bits", kd.bits_mask, "|rv", kd.row_variants, "|rb",
+                kd.every_row_bits);
 }
 
 std::string identity_hash(const std::string& text) {

@@ -53,7 +53,8 @@ constexpr bool has_row_variant(const KernelDesc& kd, int rows, int bits) {
   return (kd.every_row_bits >> bits & 1u) || (kd.row_variants >> (rows - 1) & 1u);
 }
 
-// What a kernel is, as text (name, layout name and id, ISA, mr, LHS format, bits), and its
+// What a kernel is, as text (name, layout name and id, ISA, mr, LHS format, bits, row variants:
+// the rows the fitted per-row costs count), and its
 // 64-bit FNV-1a hash in hex: a tuning record's coefficients for a kernel apply only while this
 // is unchanged (docs/tuning.md).
 std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout);
@@ -72,7 +73,7 @@ class Registry {
   const KernelDesc* kernel(const std::string& name) const;
   // Kernels reading `layout_id`, in increasing mr.
   std::vector<const KernelDesc*> kernels_for(uint16_t layout_id) const;
-  // Hash of every kernel's identity, zeros/bias and row variants, in order: the candidate set
+  // Hash of every kernel's identity and zeros/bias, in order: the candidate set
   // a tuning record's plan overrides were measured against.
   const std::string& fingerprint() const { return fingerprint_; }
   // identity_hash(kernel_identity(kd, its layout)), computed once.
