@@ -25,8 +25,12 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   const int blocks = GS > 0 ? 1 : g.sums_per_group;
   const int o = 1 << (g.bits - 1);
   const V nzx = T::set1_16(int16_t(-lhs.zx[0]));
-  const uint8_t* rec[NP];
-  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { rec[p] = a.rhs + size_t(p0 + p) * g.panel_bytes; });
+  // at[p]: where panel p's current record is read, its first plane for the formats read in
+  // place (one pointer per panel in the loop, no record + offset per group); rec(p) the record.
+  const size_t lead = S::kBuffered ? 0 : g.planes[0].offset;
+  const uint8_t* at[NP];
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { at[p] = a.rhs + size_t(p0 + p) * g.panel_bytes + lead; });
+  auto rec = [&](int p) LOWBIT_X86_LAMBDA { return at[p] - lead; };
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
@@ -40,14 +44,14 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     V acc[1][NP], cz[NP];
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       acc[0][p] = kPairs ? T::zero() : init;
-      if (kPairs) cz[p] = ZEROS ? T::cz_high(rec[p] + g.zeros_offset, o) : T::set1_32(o << 16);
+      if (kPairs) cz[p] = ZEROS ? T::cz_high(rec(p) + g.zeros_offset, o) : T::set1_32(o << 16);
       if (S::kBuffered)  // the fast formats prefetch inside block_dot
         for (size_t b = 0; b < g.record_bytes; b += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(rec[p] + b + PF), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + PF), _MM_HINT_T0);
     });
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP];
-      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0]); });
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0]); });
       block_dot<T, Dot, 1, NP, 1, true, GS / kKr, S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
       qx += block;
       if constexpr (kPairs && NP == 1) {
@@ -60,8 +64,8 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     }
     facc.next_group();
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      facc.add(0, p, T::cvt(acc[0][p]), record_scales<T, SF>(g, rec[p]));
-      rec[p] += g.record_bytes;
+      facc.add(0, p, T::cvt(acc[0][p]), record_scales<T, SF>(g, rec(p)));
+      at[p] += g.record_bytes;
     });
   }
   static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p, 0, facc.get(0, p)); });
