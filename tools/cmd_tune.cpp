@@ -93,10 +93,19 @@ int cmd_tune(int argc, char** argv) {
   const Sweep sweep = read_sweep(budget);
   const bool expect_l3 = prof.caches.l3 > 0 || default_caches(prof.main_uarch(), prof.arch).l3 > 0;
   CacheLevels caches = cache_levels(sweep.sizes, sweep.bytes_per_cycle, expect_l3);
-  const bool l2_found = caches.l2 >= 128 * 1024 && caches.l2 <= (64u << 20);
+  bool l2_found = caches.l2 >= 128 * 1024 && caches.l2 <= (64u << 20);
   if (!l2_found) {  // no step where an L2 can be: measure with the CPU's size, record none
     progress("caches: no L2 step in the sweep; using the CPU's " + cache_size_to_string(prof.caches.l2));
     caches.l2 = prof.caches.l2;
+  }
+  // A core's own L2 is reported reliably (unlike a shared L3): a step more than 2x away from it
+  // is a noisy sweep (one run here put it at 5.8 MiB on a 512 KiB L2), and sizing the
+  // "L2-resident" kernel timings by it would time DRAM.
+  if (l2_found && prof.caches.l2 > 0 && (caches.l2 > 2 * prof.caches.l2 || 2 * caches.l2 < prof.caches.l2)) {
+    progress("caches: the sweep's L2 step at " + cache_size_to_string(caches.l2) + " is over 2x from the CPU's " +
+             cache_size_to_string(prof.caches.l2) + ": using the CPU's");
+    caches.l2 = prof.caches.l2;
+    l2_found = false;
   }
   if (caches.l3 != 0 && caches.l3 < 2 * caches.l2) caches.l3 = 0;  // not a level of its own
   progress("caches: L2 " + cache_size_to_string(caches.l2) + ", L3 " + cache_size_to_string(caches.l3));

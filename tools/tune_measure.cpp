@@ -196,6 +196,8 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
           for (int n : cols) {
             KernelSample s;
             s.bits = bits;
+            s.rows = r;
+            s.group = group;
             s.terms = block_terms(kd, {size_t(r), size_t(n), size_t(k), size_t(group), bits});
             s.cols = n;
             s.per_narrow_col = double(k) * effective_rows(kd, size_t(r), bits);
