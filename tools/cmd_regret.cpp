@@ -145,6 +145,22 @@ int cmd_regret(int argc, char** argv) {
         const double tp = t2[size_t(std::find(finalists.begin(), finalists.end(), pick) - finalists.begin())];
         c.picks.push_back({options[pick].name, tp, tp / t2[best_at]});
       }
+      // Round 3: choices that measured over 5 % slower than the fastest are timed again next to
+      // it, 4·reps times each, and that decides: a real miss stays one, a noisy one goes.
+      std::vector<size_t> recheck = {finalists[best_at]};
+      for (size_t j = 0; j < picks.size(); ++j)
+        if (c.picks[j].regret > 1.05 && std::find(recheck.begin(), recheck.end(), picks[j]) == recheck.end())
+          recheck.push_back(picks[j]);
+      if (recheck.size() > 1) {
+        std::vector<std::function<void()>> recheck_fns;
+        for (size_t i : recheck) recheck_fns.push_back(fns[i]);
+        const std::vector<double> t3 = interleaved_medians(recheck_fns, 4 * reps);
+        const double best3 = *std::min_element(t3.begin(), t3.end());
+        for (size_t j = 0; j < picks.size(); ++j) {
+          const size_t at = size_t(std::find(recheck.begin(), recheck.end(), picks[j]) - recheck.begin());
+          if (at < recheck.size() && c.picks[j].regret > 1.05) c.picks[j] = {options[picks[j]].name, t3[at], t3[at] / best3};
+        }
+      }
       for (size_t i = 0; i < options.size(); ++i)
         c.options.push_back({options[i].name, options[i].plan.per_uarch[0].est_ns, t[i]});
       cases.push_back(std::move(c));
