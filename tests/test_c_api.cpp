@@ -37,7 +37,7 @@ TEST(CApi, PackRunSaveLoad) {
   ASSERT_EQ(lowbit_linear(p.w, 2, x.x, y.data(), &o), LOWBIT_OK);
   EXPECT_TRUE(lowbit::test::bits_equal(y.data(), lowbit::test::reference(w, 2, x.x, {true, -0.1f, 0.1f}).data(), 22));
 
-  const std::string path = ::testing::TempDir() + "lowbit_c_api.bin";
+  const std::string path = lowbit::test::temp_path("c_api.bin");
   ASSERT_EQ(lowbit_save(p.w, path.c_str()), LOWBIT_OK);
   Packed q;
   ASSERT_EQ(lowbit_load(path.c_str(), &q.w), LOWBIT_OK);

@@ -98,7 +98,7 @@ TEST(Layout, PayloadBytesMatchTheBitWidth) {
 
 class Files : public ::testing::Test {
  protected:
-  std::string path = ::testing::TempDir() + "lowbit_test_weights.bin";
+  std::string path = test::temp_path("weights.bin");
   void TearDown() override { std::remove(path.c_str()); }
 };
 

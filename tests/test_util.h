@@ -1,5 +1,8 @@
-// Shared test helpers: random problems, unaligned buffers, bit comparison.
+// Shared test helpers: random problems, unaligned buffers, bit comparison, temporary files.
 #pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -86,6 +89,12 @@ inline std::string first_difference(const float* a, const float* b, size_t n) {
 
 inline bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A file in the temporary directory that no other test process uses: ctest runs tests in
+// parallel (two of one fixture saving to one name raced), and two builds' suites may run at once.
+inline std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "lowbit_" + std::to_string(getpid()) + "_" + name;
 }
 
 }  // namespace lowbit::test
