@@ -112,41 +112,40 @@ int cmd_tune(int argc, char** argv) {
 
   // 2. Every kernel that runs here: cost terms fitted to L2-resident calls.
   TuningRecord rec = record_for_this_machine(name);
+  // Each kernel's record entry, and the sample its fit explains worst (for the report).
   struct Fitted {
     const KernelDesc* kd;
-    KernelFit fit;
+    KernelEntry entry;
+    std::string worst_at;
   };
   std::vector<const KernelDesc*> runnable;
   for (const KernelDesc& kd : reg.kernels())
     if (kd.fn != nullptr && prof.isa.contains(kd.requires)) runnable.push_back(&kd);
   const std::vector<std::vector<KernelSample>> samples_of = kernel_samples(runnable, budget, caches.l2);
   std::vector<Fitted> fits;
-  std::vector<std::string> worst_at;  // per kernel: the sample the fit explains worst
   for (size_t i = 0; i < runnable.size(); ++i) {
-    fits.push_back({runnable[i], fit_kernel(samples_of[i], reg.layout(runnable[i]->layout_id)->nr)});
-    const KernelFit& f = fits.back().fit;
-    if (f.worst_sample < 0) {
-      worst_at.push_back("");
-      continue;
+    const KernelFit f = fit_kernel(samples_of[i], reg.layout(runnable[i]->layout_id)->nr);
+    Fitted k{runnable[i], {}, ""};
+    k.entry.name = k.kd->name;
+    k.entry.identity = reg.identity(*k.kd);
+    k.entry.cost = f.cost;
+    k.entry.fit_error = std::min(f.worst_error, 100.0);
+    k.entry.samples = f.samples;
+    if (f.worst_sample >= 0) {
+      const KernelSample& s = samples_of[i][size_t(f.worst_sample)];
+      k.worst_at = concat(s.bits, "-bit g", s.group, " ", s.rows, "x", s.cols, ": ", fmt(s.cycles, 0),
+                          " cycles, model ", fmt(predict_cycles(f.cost, s), 0));
     }
-    const KernelSample& s = samples_of[i][size_t(f.worst_sample)];
-    worst_at.push_back(concat(s.bits, "-bit g", s.group, " ", s.rows, "x", s.cols, ": ", fmt(s.cycles, 0),
-                              " cycles, model ", fmt(predict_cycles(f.cost, s), 0)));
+    fits.push_back(k);
   }
 
   // 3. Bandwidth at each level, 1..T workers: of the memory, and as each SIMD kernel reads
   //    (the scalar kernels never wait for memory).
   progress("bandwidth: L2, L3" + std::string(budget.dram ? ", DRAM" : "") + " at 1.." + std::to_string(threads) + " threads");
   rec.bandwidth = level_bandwidth(nullptr, caches, threads, budget);
-  for (const Fitted& f : fits) {
-    KernelEntry e;
-    e.name = f.kd->name;
-    e.identity = reg.identity(*f.kd);
-    e.cost = f.fit.cost;
-    e.fit_error = std::min(f.fit.worst_error, 100.0);
-    e.samples = f.fit.samples;
-    if (reg.layout(f.kd->layout_id)->arch != Arch::unknown) e.bandwidth = level_bandwidth(f.kd, caches, threads, budget);
-    rec.kernels.push_back(e);
+  for (Fitted& f : fits) {
+    if (reg.layout(f.kd->layout_id)->arch != Arch::unknown) f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget);
+    rec.kernels.push_back(f.entry);
   }
 
   // 4. The thread pool: per parallel call and per task.
@@ -208,9 +207,10 @@ int cmd_tune(int argc, char** argv) {
     for (double d : th.dispatch_cycles) j.value(d);
     j.end_array().end_object();
     j.key("kernels").begin_array();
-    for (const KernelEntry& e : rec.kernels) {
+    for (const Fitted& f : fits) {
+      const KernelEntry& e = f.entry;
       j.begin_object().field("name", e.name).field("samples", e.samples).field("worst_error", e.fit_error)
-          .field("worst_at", worst_at[size_t(&e - rec.kernels.data())]);
+          .field("worst_at", f.worst_at);
       j.field("call", double(e.cost.call)).field("group", double(e.cost.group)).field("group_row", double(e.cost.group_row));
       j.key("unpack").begin_array();
       for (int b = 1; b <= 8; ++b) j.value(double(e.cost.unpack[b]));
@@ -246,11 +246,13 @@ int cmd_tune(int argc, char** argv) {
   std::vector<std::vector<std::string>> t = {
       {"kernel", "samples", "unpack (4-bit)", "dot (4-bit)", "3-bit / 4-bit", "call", "group", "group_row",
        "DRAM bytes/cycle", "worst error", "at (bits, group, rows x cols)"}};
-  for (const KernelEntry& e : rec.kernels)
+  for (const Fitted& f : fits) {
+    const KernelEntry& e = f.entry;
     t.push_back({e.name, std::to_string(e.samples), fmt(e.cost.unpack[4], 4), fmt(e.cost.dot[4], 4),
                  e.cost.dot[4] > 0 ? fmt((e.cost.unpack[3] + e.cost.dot[3]) / (e.cost.unpack[4] + e.cost.dot[4]), 2) : "-",
                  fmt(e.cost.call, 0), fmt(e.cost.group, 2), fmt(e.cost.group_row, 3), table_text(e.bandwidth.dram),
-                 fmt(e.fit_error * 100, 1) + " %", worst_at[size_t(&e - rec.kernels.data())]});
+                 fmt(e.fit_error * 100, 1) + " %", f.worst_at});
+  }
   print_table(t);
   if (!cases.empty()) {
     std::printf("\nshapes: %zu cases, %zu overrides (another candidate measured >= 3 %% faster)\n", cases.size(),
