@@ -2,6 +2,7 @@
 // known coefficients (with and without noise).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -106,6 +107,101 @@ TEST(FitKernel, BitWidthsNotMeasuredTakeTheNearestMeasured) {
   EXPECT_EQ(f.cost.unpack[3], f.cost.unpack[4]);  // tie: the wider
   EXPECT_EQ(f.cost.unpack[6], f.cost.unpack[8]);
   EXPECT_NE(f.cost.unpack[2], f.cost.unpack[4]);
+}
+
+// The largest relative error of `got`'s predictions over the noise-free samples of `want`.
+double prediction_error(const KernelCost& got, const KernelCost& want) {
+  double worst = 0.0;
+  for (const KernelSample& s : samples(want, 0.0))
+    worst = std::max(worst, std::fabs(predict_cycles(got, s) - s.cycles) / s.cycles);
+  return worst;
+}
+
+// `v` with about `share` of its samples timed 1.3-1.6x slower (a slow phase of the machine);
+// which ones in `slowed`.
+std::vector<KernelSample> slow_phase(std::vector<KernelSample> v, double share, std::vector<size_t>* slowed) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0), by(1.3, 1.6);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (u(rng) < share) {
+      v[i].cycles *= by(rng);
+      slowed->push_back(i);
+    }
+  return v;
+}
+
+TEST(FitKernel, TheRobustFitIsNotPulledBySamplesASlowPhaseInflated) {
+  const KernelCost want = true_cost();
+  for (double share : {0.1, 0.3}) {
+    std::vector<size_t> slowed;
+    const std::vector<KernelSample> v = slow_phase(samples(want, 0.02), share, &slowed);
+    ASSERT_GT(slowed.size(), size_t(share * 0.7 * double(v.size())));
+    const KernelFit plain = fit_kernel(v, 8, FitMode::least_squares);
+    const KernelFit robust = fit_kernel(v, 8, FitMode::robust);
+    const double e_plain = prediction_error(plain.cost, want), e_robust = prediction_error(robust.cost, want);
+    // The plain fit is off by the inflation spread over everything; the robust one is about as
+    // close as with the ±2 % noise alone (1.2 %).
+    EXPECT_GT(e_plain, 0.08) << share;
+    EXPECT_LT(e_robust, share < 0.2 ? 0.02 : 0.04) << share;
+    EXPECT_LT(e_robust, e_plain / 4) << share;
+    EXPECT_EQ(robust.cost.wide_cols, want.wide_cols) << share;
+    if (share < 0.2) {
+      // Its coefficients too (the plain fit's call, group, group_row and unpack[4] are 14-30 %
+      // off here).
+      EXPECT_NEAR(robust.cost.call, want.call, 0.05 * want.call);
+      EXPECT_NEAR(robust.cost.group, want.group, 0.05 * want.group);
+      EXPECT_NEAR(robust.cost.group_row, want.group_row, 0.05 * want.group_row);
+      EXPECT_NEAR(robust.cost.unpack[4], want.unpack[4], 0.05 * want.unpack[4]);
+      EXPECT_NEAR(robust.cost.dot[4], want.dot[4], 0.05 * want.dot[4]);
+    }
+  }
+}
+
+TEST(FitKernel, TheRobustFitLeavesUnbiasedNoiseAlone) {
+  // Symmetric noise, uniform and normal, as wide as the fit errors `lowbit tune` reports: the
+  // samples above the model are noise like those below it, and are not discounted.
+  const KernelCost want = true_cost();
+  std::vector<std::vector<KernelSample>> noisy = {samples(want, 0.02), samples(want, 0.05)};
+  for (double sigma : {0.03, 0.05}) {
+    std::vector<KernelSample> v = samples(want, 0.0);
+    std::mt19937 rng(5);
+    std::normal_distribution<double> g(0.0, sigma);
+    for (KernelSample& s : v) s.cycles *= 1.0 + g(rng);
+    noisy.push_back(v);
+  }
+  for (size_t i = 0; i < noisy.size(); ++i) {
+    const double e_plain = prediction_error(fit_kernel(noisy[i], 8, FitMode::least_squares).cost, want);
+    const double e_robust = prediction_error(fit_kernel(noisy[i], 8, FitMode::robust).cost, want);
+    EXPECT_LE(e_robust, e_plain * 1.01) << i;
+  }
+}
+
+TEST(FitKernel, SlowSamplesAreTheOnesFarAboveTheFit) {
+  std::vector<size_t> slowed;
+  const std::vector<KernelSample> v = slow_phase(samples(true_cost(), 0.02), 0.1, &slowed);
+  const KernelFit f = fit_kernel(v, 8);
+  // Every inflated sample is over 10 % above the robust fit, and no other one is.
+  std::vector<size_t> found = slow_samples(v, f.cost, 0.10, v.size());
+  std::sort(found.begin(), found.end());
+  EXPECT_EQ(found, slowed);
+  // At most `max`, furthest first.
+  const std::vector<size_t> three = slow_samples(v, f.cost, 0.10, 3);
+  ASSERT_EQ(three.size(), 3u);
+  auto ratio = [&](size_t i) { return v[i].cycles / predict_cycles(f.cost, v[i]); };
+  EXPECT_GE(ratio(three[0]), ratio(three[1]));
+  EXPECT_GE(ratio(three[1]), ratio(three[2]));
+  for (size_t i : slowed)
+    if (std::find(three.begin(), three.end(), i) == three.end()) {
+      EXPECT_LE(ratio(i), ratio(three[2]));
+    }
+  EXPECT_TRUE(slow_samples(samples(true_cost(), 0.0), true_cost(), 0.10, v.size()).empty());
+}
+
+TEST(FitKernel, SlowSampleTrust) {
+  EXPECT_EQ(slow_sample_trust(-0.5, 0.05), 1.0);  // faster than the model: fully trusted
+  EXPECT_EQ(slow_sample_trust(0.05, 0.05), 1.0);
+  EXPECT_DOUBLE_EQ(slow_sample_trust(0.10, 0.05), 0.25);
+  EXPECT_DOUBLE_EQ(slow_sample_trust(0.25, 0.05), 0.04);
 }
 
 std::vector<double> sweep_sizes() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace lowbit {
@@ -104,10 +105,29 @@ double predict_cycles(const KernelCost& c, const KernelSample& s) {
          s.terms.group * c.group + s.terms.group_row * c.group_row + narrow;
 }
 
+std::vector<size_t> slow_samples(const std::vector<KernelSample>& samples, const KernelCost& cost, double above,
+                                 size_t max) {
+  std::vector<std::pair<double, size_t>> slow;  // (measured / predicted, index)
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const double ratio = samples[i].cycles / std::max(predict_cycles(cost, samples[i]), 1e-9);
+    if (ratio > 1.0 + above) slow.push_back({ratio, i});
+  }
+  std::sort(slow.begin(), slow.end(), std::greater<>());
+  std::vector<size_t> out;
+  for (size_t i = 0; i < std::min(max, slow.size()); ++i) out.push_back(slow[i].second);
+  return out;
+}
+
 namespace {
 
-// The fit for one choice of wide_cols (0: no narrow term).
-KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
+struct Candidate {
+  KernelFit fit;
+  double objective;  // trust-weighted mean squared relative error
+};
+
+// The fit for one choice of wide_cols (0: no narrow term), each sample's squared relative error
+// weighed by its trust (1: fully).
+Candidate fit_with(const std::vector<KernelSample>& samples, int wide_cols, const std::vector<double>& trust) {
   KernelFit f;
   f.samples = int(samples.size());
   // Columns: call, group, group_row, narrow, then (unpack, dot) per measured bit width.
@@ -122,7 +142,8 @@ KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
   }
   std::vector<std::vector<double>> a;
   std::vector<double> y, w;
-  for (const KernelSample& s : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const KernelSample& s = samples[i];
     std::vector<double> row(n, 0.0);
     row[0] = 1.0;
     row[1] = s.terms.group;
@@ -133,7 +154,7 @@ KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
     row[c + 1] = s.terms.dot;
     a.push_back(std::move(row));
     y.push_back(s.cycles - s.fixed);
-    w.push_back(1.0 / std::max(s.cycles, 1e-9));  // relative error
+    w.push_back(std::sqrt(trust[i]) / std::max(s.cycles, 1e-9));  // relative error
   }
   const std::vector<double> x = least_squares(a, y, w, std::vector<bool>(n, true));
   f.cost.call = float(x[0]);
@@ -153,7 +174,7 @@ KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
   }
   f.cost.unpack[0] = f.cost.unpack[1];
   f.cost.dot[0] = f.cost.dot[1];
-  double sq = 0.0;
+  double sq = 0.0, weighted = 0.0, trust_sum = 0.0;
   for (size_t i = 0; i < samples.size(); ++i) {
     const KernelSample& s = samples[i];
     const double e = std::fabs(predict_cycles(f.cost, s) - s.cycles) / std::max(s.cycles, 1e-9);
@@ -162,21 +183,54 @@ KernelFit fit_with(const std::vector<KernelSample>& samples, int wide_cols) {
       f.worst_sample = int(i);
     }
     sq += e * e;
+    weighted += trust[i] * e * e;
+    trust_sum += trust[i];
   }
   f.rms_error = std::sqrt(sq / double(samples.size()));
-  return f;
+  return {f, weighted / std::max(trust_sum, 1e-300)};
+}
+
+// The best choice of wide_cols under the given trust.
+KernelFit best_fit(const std::vector<KernelSample>& samples, int nr, const std::vector<double>& trust) {
+  Candidate best = fit_with(samples, 0, trust);
+  for (int panels : {2, 4, 8, 16}) {
+    const Candidate c = fit_with(samples, panels * nr, trust);
+    if (c.objective < best.objective) best = c;
+  }
+  return best.fit;
 }
 
 }  // namespace
 
-KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr) {
+double slow_sample_trust(double error, double scale) {
+  return error > scale ? (scale / error) * (scale / error) : 1.0;
+}
+
+KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr, FitMode mode) {
   if (samples.empty()) return {};
-  KernelFit best = fit_with(samples, 0);
-  for (int panels : {2, 4, 8, 16}) {
-    const KernelFit f = fit_with(samples, panels * nr);
-    if (f.rms_error < best.rms_error) best = f;
-  }
-  return best;
+  std::vector<double> trust(samples.size(), 1.0);
+  KernelFit f = best_fit(samples, nr, trust);
+  if (mode == FitMode::robust)
+    for (int round = 0; round < kReweightings; ++round) {
+      // The noise's scale, from the samples measured faster than the model: a slow phase never
+      // makes a sample faster, so they are the honest ones. Not in the first round: the plain
+      // fit is pulled up by the slow samples, which makes the others look far faster.
+      std::vector<double> error(samples.size());
+      double fast_sq = 0.0;
+      int fast = 0;
+      for (size_t i = 0; i < samples.size(); ++i) {
+        error[i] = (samples[i].cycles - predict_cycles(f.cost, samples[i])) / std::max(samples[i].cycles, 1e-9);
+        if (error[i] < 0.0) {
+          fast_sq += error[i] * error[i];
+          ++fast;
+        }
+      }
+      const double spread = round == 0 ? 0.0 : kSlowSpread * std::sqrt(fast_sq / std::max(fast, 1));
+      const double scale = std::max(kSlowResidual, spread);
+      for (size_t i = 0; i < samples.size(); ++i) trust[i] = slow_sample_trust(error[i], scale);
+      f = best_fit(samples, nr, trust);
+    }
+  return f;
 }
 
 CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth, bool expect_l3) {

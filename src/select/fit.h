@@ -35,14 +35,34 @@ struct KernelFit {
   int samples = 0;
 };
 
-// Least-squares fit of a kernel's cost (call, group, group_row, narrow shared by every bit
-// width; unpack and dot per bit width), all coefficients >= 0, minimising relative error. The
+// A shared machine's slow phases (neighbours, a lower clock) only ever add time, to whichever
+// samples were timed during them. The robust fit is an iteratively reweighted one: a sample
+// whose relative error (measured - predicted) / measured is above `scale` counts with trust
+// (scale / error)² in the squared error, so a few inflated samples pull the fit little; samples
+// below the model keep full trust. The scale is kSlowResidual in the first round, then
+// kSlowSpread times the RMS error of the samples below the model (the noise, which a slow phase
+// does not reach) if that is larger, so that symmetric noise is left alone.
+constexpr double kSlowResidual = 0.05;
+constexpr double kSlowSpread = 3.0;
+constexpr int kReweightings = 4;
+double slow_sample_trust(double error, double scale);
+
+enum class FitMode { least_squares, robust };
+
+// Fit of a kernel's cost (call, group, group_row, narrow shared by every bit width; unpack and
+// dot per bit width), all coefficients >= 0, minimising relative error (robust: as above). The
 // group of columns the kernel works through (wide_cols) is the one of 2, 4, 8 or 16 panels of
 // `nr` columns (or none) that explains the samples best.
-KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr);
+KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr, FitMode mode = FitMode::robust);
 
 // What the cost model predicts for a sample.
 double predict_cycles(const KernelCost& c, const KernelSample& s);
+
+// The samples measured more than `above` (relative: 0.1 is 10 %) over what `cost` predicts,
+// furthest first, at most `max` of them: the ones a slow phase may have inflated, worth timing
+// again.
+std::vector<size_t> slow_samples(const std::vector<KernelSample>& samples, const KernelCost& cost, double above,
+                                 size_t max);
 
 // Cache sizes from a read-bandwidth sweep (sizes ascending, bandwidth at each). Bandwidth, made
 // non-increasing, falls most over a doubling of the working set where the last cache before
