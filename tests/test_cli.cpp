@@ -249,7 +249,7 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   Result r = run("tune --smoke --shapes 64:256,48:128 --json", env);
   ASSERT_EQ(r.status, 0) << r.out;
   expect_json_with(r.out, {"record", "caches", "sweep", "bandwidth", "threading", "kernels", "worst_error",
-                           "samples", "shapes", "speedup", "override", "overrides"});
+                           "samples", "retimed", "shapes", "speedup", "override", "overrides"});
   EXPECT_NE(r.out.find("\"n\":48,\"k\":128,\"m\":4"), std::string::npos) << "every shape and m is measured";
   // Written to the cache directory, by signature: the next run finds it there.
   const size_t at = r.out.find("\"record\":\"") + 10;

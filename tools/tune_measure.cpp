@@ -147,11 +147,9 @@ TuneBudget tune_budget(bool quick, bool smoke) {
   return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 5, 2e8};
 }
 
-std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const KernelDesc*>& kds, const TuneBudget& b,
-                                                     size_t l2) {
-  const Registry& reg = default_registry();
-  constexpr int k = 1024;
-  // Every (kernel, bits, group, rows, columns) to time, with its weights and activations.
+// Every (kernel, bits, group, rows, columns) to time, with its weights and activations.
+struct KernelTimings::Impl {
+  static constexpr int k = 1024;
   struct Config {
     size_t kernel;
     const TimedWeights* w;
@@ -159,9 +157,43 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
     int rows;
     KernelSample s;
   };
+  std::vector<const KernelDesc*> kds;
+  TuneBudget b;
   std::vector<std::unique_ptr<TimedWeights>> weights;
   std::vector<std::unique_ptr<AlignedBuffer>> lhs;
   std::vector<Config> configs;
+  std::vector<float> y;
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+
+  // Rounds over `order` (indices of configs), each in a new shuffled order, keeping each one's
+  // fastest: a slow spell of the machine (a neighbour's build, a lower clock) lands on random
+  // samples, not on all of one kernel, row count or bit width, where it would bend the
+  // comparison the planner makes.
+  void rounds(std::vector<size_t> order, const char* what) {
+    for (int round = 0; round < b.reps; ++round) {
+      progress(concat("kernels: ", what, "round ", round + 1, " of ", b.reps, " over ", order.size(), " calls"));
+      for (size_t i = order.size(); i > 1; --i) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        std::swap(order[i - 1], order[size_t(seed % i)]);
+      }
+      for (size_t i : order) {
+        Config& c = configs[i];
+        const KernelDesc& kd = *kds[c.kernel];
+        const double ns = mean_ns_per_call(
+            [&] { call_kernel(kd, *c.w, k, c.lhs->data(), c.rows, 0, c.s.cols, y.data()); }, b.min_call_ns);
+        c.s.cycles = std::min(c.s.cycles, ns * kCyclesPerNs);
+      }
+    }
+  }
+};
+
+KernelTimings::KernelTimings(const std::vector<const KernelDesc*>& kds, const TuneBudget& b, size_t l2)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& t = *impl_;
+  t.kds = kds;
+  t.b = b;
+  const Registry& reg = default_registry();
+  constexpr int k = Impl::k;
   int max_cols = 0, max_mr = 1;
   for (size_t ki = 0; ki < kds.size(); ++ki) {
     const KernelDesc& kd = *kds[ki];
@@ -171,9 +203,9 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
     std::vector<int> rows;
     for (int r = 1; r <= kd.mr; ++r)
       if (kd.mr <= 4 || r == 1 || (kd.row_variants >> (r - 1) & 1u)) rows.push_back(r);
-    const size_t lhs0 = lhs.size();
+    const size_t lhs0 = t.lhs.size();
     for (int group : b.groups)
-      for (int r : rows) lhs.push_back(std::make_unique<AlignedBuffer>(packed_lhs(kd, r, k, group)));
+      for (int r : rows) t.lhs.push_back(std::make_unique<AlignedBuffer>(packed_lhs(kd, r, k, group)));
     for (int bits : b.bits) {
       if (!(kd.bits_mask >> bits & 1u)) continue;
       for (size_t gi = 0; gi < b.groups.size(); ++gi) {
@@ -186,7 +218,7 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
         const double fit = std::min(double(l2) / 4 / col_bytes, 3e5 / std::max(est_per_col, 1e-9));
         const int big = std::max(16 * small, int(fit) / l.nr * l.nr);
         max_cols = std::max(max_cols, big);
-        weights.push_back(std::make_unique<TimedWeights>(timed_weights(l, bits, group, k, big)));
+        t.weights.push_back(std::make_unique<TimedWeights>(timed_weights(l, bits, group, k, big)));
         for (size_t ri = 0; ri < rows.size(); ++ri) {
           const int r = rows[ri];
           // Narrow calls (1..8 panels, at 4 bits) show the group of columns the kernel works
@@ -203,36 +235,36 @@ std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const Ke
             s.per_narrow_col = double(k) * effective_rows(kd, size_t(r), bits);
             s.fixed = double(kd.mr) * k / 16.0;  // the LHS re-read call_cycles charges
             s.cycles = std::numeric_limits<double>::infinity();
-            configs.push_back({ki, weights.back().get(), lhs[lhs0 + gi * rows.size() + ri].get(), r, s});
+            t.configs.push_back({ki, t.weights.back().get(), t.lhs[lhs0 + gi * rows.size() + ri].get(), r, s});
           }
         }
       }
     }
   }
-  // Rounds over every configuration of every kernel in a shuffled order, keeping each one's
-  // fastest: a slow spell of the machine (a neighbour's build, a lower clock) lands on random
-  // samples, not on all of one kernel, row count or bit width, where it would bend the
-  // comparison the planner makes.
-  std::vector<float> y(size_t(max_mr) * size_t(max_cols));
-  std::vector<size_t> order(configs.size());
+  t.y.resize(size_t(max_mr) * size_t(max_cols));
+}
+
+KernelTimings::~KernelTimings() = default;
+
+void KernelTimings::time_all() {
+  std::vector<size_t> order(impl_->configs.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  uint64_t seed = 0x9E3779B97F4A7C15ull;
-  for (int round = 0; round < b.reps; ++round) {
-    progress(concat("kernels: round ", round + 1, " of ", b.reps, " over ", configs.size(), " calls"));
-    for (size_t i = order.size(); i > 1; --i) {
-      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-      std::swap(order[i - 1], order[size_t(seed % i)]);
-    }
-    for (size_t i : order) {
-      Config& c = configs[i];
-      const KernelDesc& kd = *kds[c.kernel];
-      const double ns = mean_ns_per_call(
-          [&] { call_kernel(kd, *c.w, k, c.lhs->data(), c.rows, 0, c.s.cols, y.data()); }, b.min_call_ns);
-      c.s.cycles = std::min(c.s.cycles, ns * kCyclesPerNs);
-    }
-  }
-  std::vector<std::vector<KernelSample>> out(kds.size());
-  for (const Config& c : configs) out[c.kernel].push_back(c.s);
+  impl_->rounds(std::move(order), "");
+}
+
+void KernelTimings::retime(const std::vector<std::vector<size_t>>& which) {
+  // samples()[kernel] lists that kernel's configs in order.
+  std::vector<std::vector<size_t>> configs_of(impl_->kds.size());
+  for (size_t i = 0; i < impl_->configs.size(); ++i) configs_of[impl_->configs[i].kernel].push_back(i);
+  std::vector<size_t> order;
+  for (size_t ki = 0; ki < which.size(); ++ki)
+    for (size_t i : which[ki]) order.push_back(configs_of[ki][i]);
+  if (!order.empty()) impl_->rounds(std::move(order), "again, ");
+}
+
+std::vector<std::vector<KernelSample>> KernelTimings::samples() const {
+  std::vector<std::vector<KernelSample>> out(impl_->kds.size());
+  for (const Impl::Config& c : impl_->configs) out[c.kernel].push_back(c.s);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,23 @@ void progress(const std::string& line);
 
 // Timed calls of each kernel alone (one thread): blocks of each row count it has code for, over
 // several column counts, at each bit width and group size of the budget, every call of every
-// kernel interleaved. The payload of the largest block stays under a quarter of `l2`.
-std::vector<std::vector<KernelSample>> kernel_samples(const std::vector<const KernelDesc*>& kds, const TuneBudget& b,
-                                                     size_t l2);
+// kernel interleaved. The payload of the largest block stays under a quarter of `l2`. The calls
+// stay ready, so that the ones a slow phase of the machine may have inflated can be timed again.
+class KernelTimings {
+ public:
+  KernelTimings(const std::vector<const KernelDesc*>& kds, const TuneBudget& b, size_t l2);
+  ~KernelTimings();
+  // Times every call.
+  void time_all();
+  // Times again the calls of samples()[kernel][i] for each i in which[kernel].
+  void retime(const std::vector<std::vector<size_t>>& which);
+  // Per kernel, a sample per call: its fastest timing so far.
+  std::vector<std::vector<KernelSample>> samples() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Read bandwidth of one thread over working sets from 64 KiB up (sizes and bytes per cycle).
 struct Sweep {
