@@ -14,6 +14,7 @@
 #include "ops/linear.h"
 #include "ops/thread_pool.h"
 #include "registry/registry.h"
+#include "select/cost_model.h"
 #include "select/plan.h"
 #include "select/select_layout.h"
 #include "test_util.h"
@@ -170,6 +171,35 @@ TEST(Plan, KernelMixTable) {
   }
 }
 
+// Two GEMVs of one layout: one streams the records only (fewer bytes), one reads the column
+// sums too (less arithmetic). Without measured bandwidths the planner charges each the bytes
+// it reads: the streaming one where the weights come from DRAM, the other where they are cached.
+TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
+  const LayoutDesc sums{904, "fake_avx2_n8_sums", Arch::x86_64, IsaSet{Isa::avx2}, 8, 4, 32, true, true};
+  KernelDesc stream = kernel("gemv_stream", sums, {Isa::avx2}, 1, kEveryRowCount);
+  stream.skips_sums = true;
+  const Registry reg({kernel("gemv_sums", sums, {Isa::avx2}, 1, kEveryRowCount), stream}, {&sums});
+  const CostTable table = {{"gemv_sums", uniform_cost(0.0f, 0.04f, 100)},
+                           {"gemv_stream", uniform_cost(0.0f, 0.05f, 100)}};
+  const Tuning tuning(table);
+  const CpuProfile prof = parse_profile_spec("x86_64:avx2,fma;cores=2xzen3");
+  const PackedGeometry cached = make_geometry(sums, {1024, 4096, 4, 32, false, false}, ScaleFormat::f32);
+  const PackedGeometry dram = make_geometry(sums, {65536, 8192, 4, 32, false, false}, ScaleFormat::f32);
+  EXPECT_LT(double(cached.payload_bytes), double(prof.caches.l3) / 2);
+  EXPECT_GT(double(dram.payload_bytes), 4.0 * double(prof.caches.l3));
+  // Per column and group of 32: 16 bytes of 4-bit values, a 4-byte scale, a 4-byte sum.
+  EXPECT_DOUBLE_EQ(panel_read_bytes(stream, dram), double(dram.panel_bytes) * 20.0 / 24.0);
+  EXPECT_DOUBLE_EQ(panel_read_bytes(*reg.kernel("gemv_sums"), dram), double(dram.panel_bytes));
+  for (const auto& [problem, want] : {std::pair{WeightProblem{1024, 4096, 4, 32, false, false}, "gemv_sums"},
+                                      std::pair{WeightProblem{65536, 8192, 4, 32, false, false}, "gemv_stream"}}) {
+    PackedHeader h;
+    h.layout = &sums;
+    h.problem = problem;
+    const ExecPlan plan = make_plan(reg, prof, h, 1, 1, nullptr, false, &tuning);
+    EXPECT_EQ(segments(plan.per_uarch[0]), (std::vector<std::pair<std::string, int>>{{want, 1}})) << problem.n;
+  }
+}
+
 TEST(Plan, PerCoreKernelsOnBigLittle) {
   const Registry reg = test_registry();
   const CpuProfile phone = parse_profile_spec("arm64:neon,dotprod,i8mm;cores=4xcortex-a510,4xcortex-x3");
@@ -247,6 +277,8 @@ TEST(Registry, ValidatesDescriptors) {
   EXPECT_EQ(registry_error({k("a", 1), k("b", 4)}), "");
   EXPECT_NE(registry_error({k("a", 1), k("a", 4)}).find("duplicate kernel name a"), std::string::npos);
   EXPECT_NE(registry_error({k("a", 4), k("b", 1)}).find("increasing mr"), std::string::npos);
+  // Alternatives of one tile (a GEMV reading the sums, one streaming the records) share an mr.
+  EXPECT_EQ(registry_error({k("a", 1), k("b", 1), k("c", 4)}), "");
   EXPECT_NE(registry_error({k("a", 4), k("b", 6)}).find("multiple"), std::string::npos);
   KernelDesc bad_lhs = k("c", 4);
   bad_lhs.lhs.mr = 2;

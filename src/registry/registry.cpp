@@ -50,20 +50,16 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
            " outside its bits mask ", k.bits_mask);
   }
   // Variants of a layout: mr increasing in declaration order, each dividing the next, so
-  // a big-tile segment followed by a small-tile one keeps every block aligned. Kernels of
-  // different ISA tiers may share an mr (e.g. AVX2 and AVX-VNNI on one layout).
+  // a big-tile segment followed by a small-tile one keeps every block aligned. Kernels may
+  // share an mr: ISA tiers (AVX2 and AVX-VNNI on one layout) and alternatives the planner
+  // chooses between by cost (a GEMV that streams the records, one that reads the sums).
   for (const LayoutDesc* l : layouts_) {
     int last_mr = 0;
-    std::vector<IsaSet> same_mr;
     for (const KernelDesc& k : kernels_) {
       if (k.layout_id != l->id) continue;
-      if (k.mr != last_mr) same_mr.clear();
-      const bool repeat = k.mr == last_mr &&
-          std::find(same_mr.begin(), same_mr.end(), k.requires) == same_mr.end();
-      same_mr.push_back(k.requires);
-      if (!repeat && (k.mr <= last_mr || (last_mr > 0 && k.mr % last_mr != 0)))
+      if (k.mr < last_mr || (last_mr > 0 && k.mr % last_mr != 0))
         fail(Status::internal, "registry: kernels of layout ", l->name,
-             " must be declared in strictly increasing mr, each a multiple of the previous (",
+             " must be declared in increasing mr, each a multiple of the previous (",
              k.name, " has mr ", k.mr, " after mr ", last_mr, ")");
       last_mr = k.mr;
     }
@@ -149,19 +145,25 @@ std::vector<KernelDesc> builtin_kernels() {
        qa8_qw_gemm_1x1c1__scalar},
       {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount, 0,
        qa8_qw_gemm_4x1c1__scalar},
-      // x86-64: a GEMV for decode and an MR-row GEMM per ISA, on the column-sum layouts
-      // (src/kernels/x86, docs/x86-kernels.md). The GEMMs have code for every row count at 4
-      // bits; other widths run partial blocks as 2, 4 or MR rows (kernels/x86/gemm.h with_rows).
+      // x86-64: per ISA, two GEMVs for decode (one streams the records only, for weights in
+      // DRAM; one reads the column sums, for weights in cache) and an MR-row GEMM, on the
+      // column-sum layouts (src/kernels/x86, docs/x86-kernels.md). The GEMMs have code for
+      // every row count at 4 bits; other widths run partial blocks as 2, 4 or MR rows
+      // (kernels/x86/gemm.h with_rows).
       {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2)},
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2), kSkipsSums},
+      {"qa8_qw_gemv_1x8c4_sums__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
+       LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2)},
       {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni)},
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni), kSkipsSums},
+      {"qa8_qw_gemv_1x8c4_sums__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
+       0, LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni)},
       {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
        bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
       {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
        row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni)},
+       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni), kSkipsSums},
       {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
        row_counts({2, 4, 8}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.

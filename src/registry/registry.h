@@ -39,7 +39,11 @@ struct KernelDesc {
   // row_variants says (the x86 GEMMs' 4-bit fast paths).
   uint16_t every_row_bits;
   UKernelFn fn;         // nullptr: a kernel of another architecture (described, not built)
+  // It reads only the records of its layout's panels, not their column sums (the x86 GEMVs
+  // that stream weights from DRAM): fewer bytes than the panels hold.
+  bool skips_sums = false;
 };
+constexpr bool kSkipsSums = true;
 
 constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
   uint16_t m = 0;

@@ -29,6 +29,11 @@ double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols) {
   return double(b.cols % size_t(wide_cols)) * double(b.k) * double(effective_rows(kd, b.rows, b.bits));
 }
 
+double panel_read_bytes(const KernelDesc& kd, const PackedGeometry& g) {
+  const double sums = double(g.groups) * g.sums_per_group * g.nr * 4;
+  return double(g.panel_bytes) - (kd.skips_sums ? sums : 0.0);
+}
+
 double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {
   if (c.narrow == 0.0f) return 0.0;
   return narrow_term(kd, b, c.wide_cols) * c.narrow * uarch_factor(c, u);

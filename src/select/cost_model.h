@@ -53,6 +53,10 @@ double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols);
 // narrow columns (narrow_cycles).
 double compute_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b);
 
+// Bytes of one panel that `kd` reads: all of it, or the records only when it skips the column
+// sums.
+double panel_read_bytes(const KernelDesc& kd, const PackedGeometry& g);
+
 // Extra cycles of one call over b.cols columns for its columns past the last whole group.
 double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b);
 

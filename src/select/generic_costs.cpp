@@ -31,7 +31,9 @@ const CostTable& generic_costs() {
       // --n 256 --k 2048 --all`). AVX-VNNI / AVX-512: scaled from AVX2 by the llvm-mca cycles
       // of one group step (scripts/x86_mca.sh), not measured: no such CPU here.
       {"qa8_qw_gemv_1x8c4__avx2", uniform_cost(0.0f, 0.045f, 150.0f, 0.0f, 0.30f)},
+      {"qa8_qw_gemv_1x8c4_sums__avx2", uniform_cost(0.0f, 0.037f, 150.0f, 0.0f, 0.30f)},
       {"qa8_qw_gemv_1x8c4__avxvnni", uniform_cost(0.0f, 0.036f, 150.0f, 0.0f, 0.24f)},
+      {"qa8_qw_gemv_1x8c4_sums__avxvnni", uniform_cost(0.0f, 0.030f, 150.0f, 0.0f, 0.24f)},
       {"qa8_qw_gemm_4x8c4__avx2", uniform_cost(0.02f, 0.030f, 300.0f, 0.0f, 0.30f)},
       {"qa8_qw_gemm_4x8c4__avxvnni", uniform_cost(0.018f, 0.022f, 300.0f, 0.0f, 0.25f)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", uniform_cost(0.0f, 0.020f, 150.0f, 0.0f, 0.12f)},

@@ -77,7 +77,9 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
 // m), else the next of 2, 4, MR (the rows past m are zero in the LHS and not stored).
 template <class S, int MR, class F>
 LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
-  if constexpr (S::kUnit == 4) {
+  if constexpr (MR == 1) {
+    f(std::integral_constant<int, 1>{});
+  } else if constexpr (S::kUnit == 4) {
     static_for<MR>([&](auto i) LOWBIT_X86_LAMBDA {
       if (m == i + 1) f(std::integral_constant<int, i + 1>{});
     });
@@ -94,7 +96,7 @@ LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
 // with FMEM).
 template <class T, int MR, int NP, int PF, bool FMEM = false>
 inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
-  static_assert(MR == 4 || MR == 8, "row variants");
+  static_assert(MR == 1 || MR == 4 || MR == 8, "row variants");
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<MR>(shape, a);
   with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {

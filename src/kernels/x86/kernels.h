@@ -9,9 +9,11 @@ namespace lowbit {
 
 // AVX2 (vpmaddubsw / vpmaddwd), layout x86_avx2_n8k4s32_sums.
 void qa8_qw_gemv_1x8c4__avx2(const GemmShape& shape, const UKernelArgs& args);
+void qa8_qw_gemv_1x8c4_sums__avx2(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_4x8c4__avx2(const GemmShape& shape, const UKernelArgs& args);
 // AVX-VNNI (256-bit vpdpbusd / vpdpwssd), same layout as AVX2.
 void qa8_qw_gemv_1x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args);
+void qa8_qw_gemv_1x8c4_sums__avxvnni(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_4x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args);
 // AVX-512 VNNI (512-bit vpdpbusd / vpdpwssd), layout x86_avx512_n16k4s64_sums.
 void qa8_qw_gemv_1x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args);

@@ -13,9 +13,11 @@ set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx5
 
 set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemv_1x8c4__avx2.cpp
+  kernels/x86/avx2/qa8_qw_gemv_1x8c4_sums__avx2.cpp
   kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp)
 set(avxvnni_kernels
   kernels/x86/avxvnni/qa8_qw_gemv_1x8c4__avxvnni.cpp
+  kernels/x86/avxvnni/qa8_qw_gemv_1x8c4_sums__avxvnni.cpp
   kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp)
 set(avx512vnni_kernels
   kernels/x86/avx512vnni/qa8_qw_gemv_1x16c4__avx512vnni.cpp
