@@ -6,7 +6,8 @@
 # geomean and worst per tuning and cell. Usage:
 #   scripts/regret_matrix.sh [LOWBIT] [lowbit regret options, e.g. --reps 3]
 # A record of this machine in the user's cache would shadow the built-in one: it is set aside
-# by pointing XDG_CACHE_HOME at an empty directory.
+# by pointing XDG_CACHE_HOME at an empty directory. With KEEP=DIR, the tuned record, the tune
+# table and every cell's whole `lowbit regret` output (which case was worst) are kept in DIR.
 set -euo pipefail
 bin=${1:-build/tools/lowbit}
 [ $# -gt 0 ] && shift
@@ -22,8 +23,9 @@ for w in "4 32" "4 128" "2 32" "8 32"; do
   read -r bits group <<< "$w"
   for t in 1 2; do
     echo "lowbit regret --threads $t --bits $bits --group $group $* (${SECONDS} s)" >&2
-    out=$("$bin" regret --threads $t --bits $bits --group $group --compare none,built-in,"$work/tuned.json" "$@" \
-          2>/dev/null | grep '^geomean regret')
+    "$bin" regret --threads $t --bits $bits --group $group --compare none,built-in,"$work/tuned.json" "$@" \
+      2>/dev/null > "$work/regret-${bits}b-g$group-t$t.out"
+    out=$(grep '^geomean regret' "$work/regret-${bits}b-g$group-t$t.out")
     for tuning in none built-in tuned; do
       line=$(echo "$out" | grep -m1 "] ${tuning/tuned/$work/tuned.json}\$")
       g=$(echo "$line" | sed -E 's/geomean regret ([0-9.]+), worst ([0-9.]+).*/\1/')
@@ -33,5 +35,6 @@ for w in "4 32" "4 128" "2 32" "8 32"; do
   done
 done
 echo "done in ${SECONDS} s" >&2
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work"/*.json "$work"/*.out "$KEEP"/; fi
 printf '%-10s %-9s %-8s %16s %16s\n' tuning weights threads geomean worst
 for tuning in none built-in tuned; do printf '%s\n' "${rows[@]}" | grep "^$tuning "; done
