@@ -44,33 +44,25 @@ Level level_of(const Machine& mc, double bytes) {
 }
 
 // Bytes per cycle that each of `workers` workers reads from `level`: as `kernel` reads when
-// that was measured, else as the machine's memory reads, else the generic per-core figures
-// (DRAM does not scale with cores like caches do: a second core adds about a quarter).
-const std::vector<double>& at_level(const BandwidthTable& t, Level level) {
-  return level == Level::l2 ? t.l2 : level == Level::l3 ? t.l3 : t.dram;
-}
-double bandwidth(const Machine& mc, const BandwidthTable* kernel, Level level, int workers) {
+// that was measured (which counts whatever it skips or prefetches), else as the machine's
+// memory reads, else the generic per-core figures (DRAM does not scale with cores like caches
+// do: a second core adds about a quarter). The memory's rates are divided by `read_share`, the
+// share of the bytes counted that the kernel reads (a GEMV that skips the column sums reads a
+// fifth less at 4 bits, group 32).
+double bandwidth(const Machine& mc, const BandwidthTable* kernel, Level level, int workers, double read_share = 1.0) {
   const size_t w = size_t(std::max(workers, 1));
   for (const BandwidthTable* t : {kernel, mc.nums.measured}) {
     if (t == nullptr) continue;
-    const std::vector<double>& v = at_level(*t, level);
+    const std::vector<double>& v = level == Level::l2 ? t->l2 : level == Level::l3 ? t->l3 : t->dram;
     if (v.empty()) continue;
-    if (w <= v.size()) return v[w - 1];
+    const double scale = t == kernel ? 1.0 : 1.0 / read_share;
+    if (w <= v.size()) return v[w - 1] * scale;
     // Beyond the workers measured: caches are per core, DRAM is shared.
-    return level == Level::dram ? v.back() * double(v.size()) / double(w) : v.back();
+    return (level == Level::dram ? v.back() * double(v.size()) / double(w) : v.back()) * scale;
   }
-  if (level == Level::l2) return mc.generic.l2;
-  if (level == Level::l3) return mc.generic.l3;
-  return mc.generic.dram * (w > 1 ? 1.25 : 1.0) / double(w);
-}
-
-// Panel bytes per cycle as `kd` streams them: measured for this kernel (which counts whatever
-// it skips or prefetches), else the memory's rate over the bytes it reads (a GEMV that skips
-// the column sums reads a fifth less at 4 bits, group 32).
-double kernel_bandwidth(const Machine& mc, const KernelDesc& kd, const BandwidthTable* measured,
-                        const PackedGeometry& g, Level level, int workers) {
-  if (measured != nullptr && !at_level(*measured, level).empty()) return bandwidth(mc, measured, level, workers);
-  return bandwidth(mc, nullptr, level, workers) * double(g.panel_bytes) / panel_read_bytes(kd, g);
+  if (level == Level::l2) return mc.generic.l2 / read_share;
+  if (level == Level::l3) return mc.generic.l3 / read_share;
+  return mc.generic.dram * (w > 1 ? 1.25 : 1.0) / double(w) / read_share;
 }
 
 // Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
@@ -141,7 +133,8 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double col_bytes = double(g.panel_bytes) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
   // lives; re-reads of a column tile at the rate of the memory.
-  const double first_bw = kernel_bandwidth(mc, *mix.seg[0].kernel, mix.cost[0]->bandwidth, g, level_of(mc, payload), workers);
+  const double first_bw = bandwidth(mc, mix.cost[0]->bandwidth, level_of(mc, payload), workers,
+                                    panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
   const double tile_bytes = col_bytes * col_tile;
   const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
   const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)
