@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "cpu/profile.h"
 #include "format/layouts.h"
@@ -17,6 +18,8 @@
 #include "select/cost_model.h"
 #include "select/plan.h"
 #include "select/select_layout.h"
+#include "select/tuning.h"
+#include "select/tuning_record.h"
 #include "test_util.h"
 
 namespace lowbit {
@@ -197,6 +200,46 @@ TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
     h.problem = problem;
     const ExecPlan plan = make_plan(reg, prof, h, 1, 1, nullptr, false, &tuning);
     EXPECT_EQ(segments(plan.per_uarch[0]), (std::vector<std::pair<std::string, int>>{{want, 1}})) << problem.n;
+  }
+}
+
+// A shared L3 measured while neighbours used part of it looks smaller than the CPU's: between
+// the measured size and the CPU's (at most twice the measured one) part of the weights still
+// come from L3, so the GEMV that reads faster from L3 wins there even when another reads
+// slightly faster from DRAM.
+TEST(Plan, WeightsBetweenTheMeasuredAndTheReportedL3PartlyHitIt) {
+  const LayoutDesc any{905, "fake_any_n8_sums", Arch::x86_64, IsaSet{}, 8, 4, 32, true, true};
+  const Registry reg({kernel("gemv_l3", any, {}, 1, kEveryRowCount), kernel("gemv_dram", any, {}, 1, kEveryRowCount)},
+                     {&any});
+  TuningRecord r = record_for_this_machine("zone-test");
+  r.caches = {32 * 1024, 512 * 1024, 16u << 20};
+  r.bandwidth = {{20.0}, {12.0}, {6.0}};
+  for (const auto& [name, l3, dram] : {std::tuple{"gemv_l3", 16.0, 6.0}, std::tuple{"gemv_dram", 10.0, 6.6}}) {
+    KernelEntry e;
+    e.name = name;
+    e.identity = reg.identity(*reg.kernel(name));
+    e.cost = uniform_cost(0.0f, 0.001f, 100);
+    e.bandwidth = {{20.0}, {l3}, {dram}};
+    r.kernels.push_back(e);
+  }
+  const Tuning tuning(std::make_shared<TuningRecord>(r), "zone test");
+  // 4-bit g32 with f32 scales and sums: 0.75 bytes per weight.
+  const int in_zone = 6656, past_it = 13312;  // x 4096: 19.5 MiB, 39 MiB
+  EXPECT_EQ(make_geometry(any, {in_zone, 4096, 4, 32, false, false}, ScaleFormat::f32).payload_bytes, 19.5 * (1 << 20));
+  for (const auto& [cpu_l3, n, want] : {std::tuple{32u << 20, in_zone, "gemv_l3"},   // 78 % from L3
+                                        std::tuple{32u << 20, past_it, "gemv_dram"},  // past the CPU's L3
+                                        std::tuple{16u << 20, in_zone, "gemv_dram"},  // the CPU agrees: DRAM
+                                        std::tuple{508u << 20, in_zone, "gemv_l3"},   // an absurd CPUID L3 ...
+                                        std::tuple{508u << 20, past_it, "gemv_dram"}}) {  // counts up to 2x
+    CpuProfile prof = host_profile();
+    prof.caches.l3 = cpu_l3;
+    ASSERT_TRUE(tuning.applies_to(prof));
+    PackedHeader h;
+    h.layout = &any;
+    h.problem = {n, 4096, 4, 32, false, false};
+    const ExecPlan plan = make_plan(reg, prof, h, 1, 1, nullptr, false, &tuning);
+    EXPECT_EQ(segments(plan.per_uarch[0]), (std::vector<std::pair<std::string, int>>{{want, 1}}))
+        << "CPU L3 " << (cpu_l3 >> 20) << " MiB, n " << n;
   }
 }
 

@@ -36,13 +36,6 @@ struct Mix {
 
 enum class Level { l2, l3, dram };
 
-// Where data of `bytes` lives once every worker has read it.
-Level level_of(const Machine& mc, double bytes) {
-  if (bytes <= double(mc.nums.l2) / 2) return Level::l2;
-  if (bytes <= double(mc.nums.l3)) return Level::l3;
-  return Level::dram;
-}
-
 // Bytes per cycle that each of `workers` workers reads from `level`: as `kernel` reads when
 // that was measured (which counts whatever it skips or prefetches), else as the machine's
 // memory reads, else the generic per-core figures (DRAM does not scale with cores like caches
@@ -63,6 +56,21 @@ double bandwidth(const Machine& mc, const BandwidthTable* kernel, Level level, i
   if (level == Level::l2) return mc.generic.l2 / read_share;
   if (level == Level::l3) return mc.generic.l3 / read_share;
   return mc.generic.dram * (w > 1 ? 1.25 : 1.0) / double(w) / read_share;
+}
+
+// Bytes per cycle of the first pass over `bytes` of weights, read as `kernel` reads. Between the
+// L3 that was measured and the one the CPU reports (mc.nums.l3_upto), a share of the bytes still
+// comes from L3, falling linearly to none: a shared L3 measured while neighbours used part of
+// it is larger at other times, and a hard step there would rank kernels by their DRAM rate alone
+// where their L3 rate decides.
+double stream_bandwidth(const Machine& mc, const BandwidthTable* kernel, double bytes, int workers, double read_share) {
+  if (bytes <= double(mc.nums.l2) / 2) return bandwidth(mc, kernel, Level::l2, workers, read_share);
+  const double lo = double(mc.nums.l3), hi = double(mc.nums.l3_upto);
+  const double cached = bytes <= lo ? 1.0 : bytes >= hi ? 0.0 : (hi - bytes) / (hi - lo);
+  double per_byte = 0.0;
+  if (cached > 0.0) per_byte += cached / bandwidth(mc, kernel, Level::l3, workers, read_share);
+  if (cached < 1.0) per_byte += (1.0 - cached) / bandwidth(mc, kernel, Level::dram, workers, read_share);
+  return 1.0 / per_byte;
 }
 
 // Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
@@ -133,8 +141,8 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double col_bytes = double(g.panel_bytes) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
   // lives; re-reads of a column tile at the rate of the memory.
-  const double first_bw = bandwidth(mc, mix.cost[0]->bandwidth, level_of(mc, payload), workers,
-                                    panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
+  const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, payload, workers,
+                                           panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
   const double tile_bytes = col_bytes * col_tile;
   const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
   const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)

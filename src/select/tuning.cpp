@@ -1,5 +1,6 @@
 #include "select/tuning.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -114,7 +115,7 @@ Tuning::KernelCostFrom Tuning::kernel_cost(const Registry& reg, const KernelDesc
 MachineNumbers Tuning::machine(const CpuProfile& prof) const {
   MachineNumbers m;
   m.l2 = prof.caches.l2;
-  m.l3 = std::max(prof.caches.l3, prof.caches.l2);
+  m.l3 = m.l3_upto = std::max(prof.caches.l3, prof.caches.l2);
   if (!applies_to(prof)) {
     m.source = "caches from the CPU profile, generic bandwidth and threading";
     return m;
@@ -125,12 +126,18 @@ MachineNumbers Tuning::machine(const CpuProfile& prof) const {
     const char* v = std::getenv(var);
     return v != nullptr && *v != '\0';
   };
-  std::string caches = "caches from the CPU profile";
+  std::string l2_from = "from the CPU profile", l3_from = "from the CPU profile";
   if (r.caches.l2 > 0 && !user_set("LOWBIT_L2")) {
     m.l2 = r.caches.l2;
-    caches = "caches measured (" + origin_ + ")";
+    l2_from = "measured";
   }
-  if (r.caches.l3 > 0 && !user_set("LOWBIT_L3")) m.l3 = std::max(r.caches.l3, m.l2);
+  if (r.caches.l3 > 0 && !user_set("LOWBIT_L3")) {
+    m.l3 = std::max(r.caches.l3, m.l2);
+    m.l3_upto = std::clamp(prof.caches.l3, m.l3, 2 * m.l3);
+    l3_from = m.l3_upto > m.l3 ? concat("measured, partly hit up to ", m.l3_upto >> 10, " KiB (the CPU's size)")
+                               : "measured";
+  }
+  const std::string caches = concat("L2 ", l2_from, ", L3 ", l3_from);
   if (!r.bandwidth.empty()) m.measured = &r.bandwidth;
   if (r.task_cycles > 0) m.task_cycles = r.task_cycles;
   if (!r.dispatch_cycles.empty()) m.dispatch = &r.dispatch_cycles;

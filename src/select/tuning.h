@@ -27,6 +27,9 @@ namespace lowbit {
 // What the memory system does, for the planner: cache sizes, bandwidth per worker, threading.
 struct MachineNumbers {
   size_t l2 = 0, l3 = 0;
+  // Where data stops hitting L3 at all: above l3 when the CPU reports a larger L3 than was
+  // measured (a shared L3 measured while neighbours used part of it), at most twice l3.
+  size_t l3_upto = 0;
   const BandwidthTable* measured = nullptr;  // the record's, or nullptr: the generic model
   double task_cycles = 500.0;                // per task handed to the pool
   const std::vector<double>* dispatch = nullptr;  // per parallel call, by workers (record)
