@@ -414,6 +414,28 @@ TEST(TuningRecord, BuiltinRecordsAreValid) {
   }
 }
 
+// The development machine's own record wins over one for its whole micro-architecture, in
+// either file order; a record for another CPU is skipped.
+TEST(TuningRecord, ABuiltinRecordForThisCpuWinsOverOneForItsUarch) {
+  TuningRecord mine = host_record(), kind = host_record(), other = host_record();
+  mine.name = "mine";
+  kind.name = "kind";
+  kind.scope = "uarch";
+  other.name = "other";
+  other.cpu.id.stepping += 1;
+  const std::string a = record_to_json(mine), b = record_to_json(kind), c = record_to_json(other);
+  for (const auto& records : {std::vector<BuiltinRecord>{{"b", b}, {"a", a}, {"c", c}},
+                              std::vector<BuiltinRecord>{{"c", c}, {"a", a}, {"b", b}}}) {
+    const std::shared_ptr<const Tuning> t = builtin_tuning(records);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->record()->name, "mine");
+  }
+  const std::shared_ptr<const Tuning> t = builtin_tuning({{"c", c}, {"b", b}});
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->record()->name, "kind");
+  EXPECT_EQ(builtin_tuning({{"c", c}}), nullptr);
+}
+
 TEST(TuningRecord, NoRecordMeansGenericNumbers) {
   setenv("LOWBIT_TUNING", "none", 1);
   const std::shared_ptr<const Tuning> t = lookup_tuning();

@@ -242,12 +242,18 @@ std::shared_ptr<const Tuning> find_record() {
 
 }  // namespace
 
-std::shared_ptr<const Tuning> builtin_tuning() {
-  for (const BuiltinRecord& b : builtin_records()) {
+std::shared_ptr<const Tuning> builtin_tuning(const std::vector<BuiltinRecord>& records) {
+  // A record made on this very CPU (`lowbit tune`, scope "cpu") is preferred over one for its
+  // whole micro-architecture, whatever the files' order.
+  std::shared_ptr<const Tuning> for_uarch;
+  for (const BuiltinRecord& b : records) {
     const std::string origin = concat("built-in record ", b.file);
-    if (auto t = try_record([&] { return tuning_from_text(b.text, origin); }, origin)) return t;
+    auto t = try_record([&] { return tuning_from_text(b.text, origin); }, origin);
+    if (t == nullptr) continue;
+    if (t->record()->scope == "cpu") return t;
+    if (for_uarch == nullptr) for_uarch = t;
   }
-  return nullptr;
+  return for_uarch;
 }
 
 std::shared_ptr<const Tuning> lookup_tuning() {

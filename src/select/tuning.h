@@ -106,8 +106,9 @@ struct BuiltinRecord {
   std::string_view text;
 };
 const std::vector<BuiltinRecord>& builtin_records();
-// The first built-in record made for this machine, as a Tuning (nullptr: none is).
-std::shared_ptr<const Tuning> builtin_tuning();
+// The built-in record made for this machine, as a Tuning (nullptr: none is): one made on this
+// exact CPU (scope "cpu") before one for its micro-architecture, else the first in file order.
+std::shared_ptr<const Tuning> builtin_tuning(const std::vector<BuiltinRecord>& records = builtin_records());
 
 // Makes a tuning active for a scope (tests, `lowbit tune`), then restores the previous one.
 class ScopedTuning {
