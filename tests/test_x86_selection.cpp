@@ -79,9 +79,15 @@ void check_profile_with(const CpuProfile& prof, const std::string& what, const T
       EXPECT_TRUE(gemv == want.gemv || gemv == sums_variant(want.gemv)) << ctx << " m=1: " << gemv;
       EXPECT_STREQ(four.per_uarch[0].seg[0].kernel->name, want.gemm4) << ctx << " m=4";
     } else {
+      // A record measured on this machine may rank kernels of one layout either way at m = 1
+      // and 4 (on Zen 5 the AVX2 GEMVs measure faster than the AVX-VNNI ones): they read the
+      // chosen layout, and run here.
       for (const ExecPlan* e : {&one, &four})
-        for (int i = 0; i < e->per_uarch[0].num_segments; ++i)
-          EXPECT_TRUE(test::ends_with(e->per_uarch[0].seg[i].kernel->name, want.tier)) << ctx;
+        for (int i = 0; i < e->per_uarch[0].num_segments; ++i) {
+          const KernelDesc& kern = *e->per_uarch[0].seg[i].kernel;
+          EXPECT_EQ(kern.layout_id, d.winner->id) << ctx << " " << kern.name;
+          EXPECT_TRUE(prof.isa.contains(kern.requires)) << ctx << " " << kern.name;
+        }
     }
     for (int threads : {1, 2}) {
       const ExecPlan many = make_plan(reg, prof, h, 128, threads, nullptr, true, tuning);
