@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "test_util.h"
+
 #ifndef LOWBIT_CLI
 #error "LOWBIT_CLI must name the lowbit executable"
 #endif
@@ -243,8 +245,8 @@ TEST(Cli, RegretAtOtherBitWidthsAndGroups) {
 
 // `lowbit tune` on a tiny budget (--smoke): it writes a record, and that record is then used.
 TEST(Cli, TuneWritesARecordThatLoads) {
-  char tmpl[] = "/tmp/lowbit_cli_tune_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const lowbit::test::TempDir tmp("lowbit_cli_tune");
+  const std::string dir = tmp.path();
   const std::string env = "XDG_CACHE_HOME=" + dir + " LOWBIT_TUNING=";
   Result r = run("tune --smoke --shapes 64:256,48:128 --json", env);
   ASSERT_EQ(r.status, 0) << r.out;

@@ -27,9 +27,9 @@ namespace {
 
 // Before anything looks a tuning up: messages on, and an empty cache directory of our own (the
 // user's cache must not decide what these tests see).
+const test::TempDir g_tmp("lowbit_test_tuning");
 const std::string g_dir = [] {
-  char tmpl[] = "/tmp/lowbit_test_tuning_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = g_tmp.path();
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   setenv("LOWBIT_LOG", "tuning", 1);
   unsetenv("LOWBIT_TUNING");

@@ -18,8 +18,8 @@ namespace lowbit {
 namespace {
 
 TEST(Concurrency, PlansWhileATuningRecordLoads) {
-  char tmpl[] = "/tmp/lowbit_test_tuning_conc_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const test::TempDir tmp("lowbit_test_tuning_conc");
+  const std::string dir = tmp.path();
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   // A record for this machine whose numbers differ from the generic ones (other caches,
   // bandwidth, thread costs), so plans made under it differ too.

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,5 +98,26 @@ inline bool ends_with(const std::string& s, const std::string& suffix) {
 inline std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "lowbit_" + std::to_string(getpid()) + "_" + name;
 }
+
+// A fresh directory of its own (mkdtemp under the test temporary directory), removed with
+// everything in it when the object goes: a suite run leaves nothing behind in /tmp.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) {
+    std::string tmpl = ::testing::TempDir() + prefix + "_XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + tmpl);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace lowbit::test
