@@ -7,9 +7,6 @@
 # installed tree through pkg-config, exactly as docs/cross-aarch64.md shows, and runs it and
 # `lowbit info` under qemu-aarch64.
 set -euo pipefail
-# OpenBLAS (the CLI's f32 baseline) must detect the emulated CPU, not take the host's forced
-# core type (OPENBLAS_CORETYPE=Haswell runs AVX2 code under -cpu Nehalem: SIGILL).
-unset OPENBLAS_CORETYPE
 cd "$(dirname "$0")/.."
 if [ -z "${1:-}" ]; then
   echo "usage: make cross-aarch64 PREFIX=<install dir>" >&2

@@ -8,9 +8,6 @@
 # An illegal instruction kills a binary (SIGILL, exit 132) and fails the stage.
 # Usage: scripts/test_aarch64.sh [BUILD_DIR]   (default: build-aarch64)
 set -euo pipefail
-# OpenBLAS (the CLI's f32 baseline) must detect the emulated CPU, not take the host's forced
-# core type (OPENBLAS_CORETYPE=Haswell runs AVX2 code under -cpu Nehalem: SIGILL).
-unset OPENBLAS_CORETYPE
 cd "$(dirname "$0")/.."
 build="${1:-build-aarch64}"
 sysroot="$PWD/build-aarch64/sysroot"

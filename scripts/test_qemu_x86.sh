@@ -4,8 +4,8 @@
 # instruction anywhere kills the run (SIGILL), and test_x86_selection asserts the family the
 # planner picked for the CPU it finds itself on.
 set -euo pipefail
-# OpenBLAS (the CLI's f32 baseline) must detect the emulated CPU, not take the host's forced
-# core type (OPENBLAS_CORETYPE=Haswell runs AVX2 code under -cpu Nehalem: SIGILL).
+# OpenBLAS (the CLI's f32 baseline) must detect the emulated CPU: a core type forced in the
+# environment (OPENBLAS_CORETYPE=Haswell) runs AVX2 code under -cpu Nehalem (SIGILL).
 unset OPENBLAS_CORETYPE
 build="${1:-build}"
 for cpu in Nehalem Haswell; do
