@@ -14,9 +14,11 @@ bin=${1:-build/tools/lowbit}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME=$work/cache
-echo "lowbit tune --shapes llama3-8b -> $work/tuned.json" >&2
+# The tune measures plan overrides at every weight format of the matrix (its cross product of
+# bit widths and groups), as a user tunes for the formats they run.
+echo "lowbit tune --shapes llama3-8b --bits 2,4,8 --group 32,128 -> $work/tuned.json" >&2
 SECONDS=0
-"$bin" tune --shapes llama3-8b --out "$work/tuned.json" > "$work/tune.out"
+"$bin" tune --shapes llama3-8b --bits 2,4,8 --group 32,128 --out "$work/tuned.json" > "$work/tune.out"
 echo "  $(tail -1 "$work/tune.out") (${SECONDS} s)" >&2
 rows=()
 for w in "4 32" "4 128" "2 32" "8 32"; do

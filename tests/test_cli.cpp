@@ -248,11 +248,13 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   const lowbit::test::TempDir tmp("lowbit_cli_tune");
   const std::string dir = tmp.path();
   const std::string env = "XDG_CACHE_HOME=" + dir + " LOWBIT_TUNING=";
-  Result r = run("tune --smoke --shapes 64:256,48:128 --json", env);
+  Result r = run("tune --smoke --shapes 64:256,48:128 --bits 2,4 --json", env);
   ASSERT_EQ(r.status, 0) << r.out;
   expect_json_with(r.out, {"record", "caches", "sweep", "bandwidth", "threading", "kernels", "worst_error",
                            "samples", "retimed", "shapes", "speedup", "override", "overrides"});
-  EXPECT_NE(r.out.find("\"n\":48,\"k\":128,\"m\":4"), std::string::npos) << "every shape and m is measured";
+  for (const char* bits : {"2", "4"})  // every shape, bit width and m is measured
+    EXPECT_NE(r.out.find(std::string("\"n\":48,\"k\":128,\"bits\":") + bits + ",\"group\":32,\"m\":4"),
+              std::string::npos) << bits;
   // Written to the cache directory, by signature: the next run finds it there.
   const size_t at = r.out.find("\"record\":\"") + 10;
   const std::string path = r.out.substr(at, r.out.find('"', at) - at);
@@ -284,6 +286,11 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("ignored: tuning record: checksum"), std::string::npos) << r.out.substr(0, 600);
   EXPECT_EQ(run("tune --shapes nonsense --smoke --out " + dir + "/x.json").status, 2);
+  for (const char* bad : {"--bits 4,4", "--bits 4,", "--bits 9", "--group 32,x"}) {
+    r = run(std::string("tune --smoke --shapes 64:256 ") + bad + " --out " + dir + "/x.json", "", true);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.out.find(bad[2] == 'b' ? "--bits" : "--group"), std::string::npos) << r.out;
+  }
   std::remove(path.c_str());
 }
 

@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -30,18 +31,41 @@ std::string Args::str(const std::string& name, const std::string& def) const {
   return it == options_.end() ? def : it->second;
 }
 
+namespace {
+
+long parse_integer(const std::string& name, const std::string& text, long lo, long hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0')
+    throw UsageError("--" + name + " expects an integer, got '" + text + "'");
+  if (v < lo || v > hi)
+    throw UsageError("--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + text);
+  return v;
+}
+
+}  // namespace
+
 long Args::integer(const std::string& name, long lo, long hi) const {
   auto it = options_.find(name);
   if (it == options_.end()) throw UsageError("missing --" + name);
-  errno = 0;
-  char* end = nullptr;
-  const long v = std::strtol(it->second.c_str(), &end, 10);
-  if (errno != 0 || end == it->second.c_str() || *end != '\0')
-    throw UsageError("--" + name + " expects an integer, got '" + it->second + "'");
-  if (v < lo || v > hi)
-    throw UsageError("--" + name + " must be in [" + std::to_string(lo) + ", " +
-                     std::to_string(hi) + "], got " + it->second);
-  return v;
+  return parse_integer(name, it->second, lo, hi);
+}
+
+std::vector<long> Args::integers(const std::string& name, long lo, long hi, const std::vector<long>& def) const {
+  auto it = options_.find(name);
+  if (it == options_.end()) return def;
+  std::vector<long> out;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = it->second.find(',', at);
+    const long v = parse_integer(name, it->second.substr(at, comma - at), lo, hi);
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      throw UsageError("--" + name + " lists " + std::to_string(v) + " twice");
+    out.push_back(v);
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
 }
 
 long Args::integer(const std::string& name, long lo, long hi, long def) const {

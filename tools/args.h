@@ -25,6 +25,8 @@ class Args {
   // Integer in [lo, hi]; required when def is absent.
   long integer(const std::string& name, long lo, long hi) const;
   long integer(const std::string& name, long lo, long hi, long def) const;
+  // A comma-separated list of distinct integers in [lo, hi] ("4" or "2,4,8"); `def` when absent.
+  std::vector<long> integers(const std::string& name, long lo, long hi, const std::vector<long>& def) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

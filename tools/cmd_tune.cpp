@@ -78,8 +78,9 @@ int cmd_tune(int argc, char** argv) {
   const int threads = int(args.integer("threads", 1, kMaxThreads, long(prof.num_threads())));
   const bool quick = args.flag("quick");
   const TuneBudget budget = tune_budget(quick, args.flag("smoke"));
-  const int bits = int(args.integer("bits", 1, 8, 4));
-  const int group = int(args.integer("group", 16, 1 << 20, 32));
+  // The weight formats whose winners --shapes measures (each bit width at each group size).
+  const std::vector<long> bits = args.integers("bits", 1, 8, {4});
+  const std::vector<long> groups = args.integers("group", 16, 1 << 20, {32});
   const std::vector<std::pair<int, int>> shapes = args.has("shapes") ? parse_shapes(args.str("shapes"))
                                                                      : std::vector<std::pair<int, int>>{};
   const std::string name = args.str("name", std::string(uarch_name(prof.main_uarch())) + "-" + today());
@@ -200,10 +201,16 @@ int cmd_tune(int argc, char** argv) {
                                                      : std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256};
   if (!shapes.empty()) {
     const ScopedTuning scope(std::make_shared<Tuning>(std::make_shared<TuningRecord>(rec), "this run of lowbit tune"));
-    cases = measure_shapes(shapes, ladder, threads, bits, group, budget, &rec.overrides);
+    for (long b : bits)
+      for (long g : groups) {
+        const std::vector<ShapeCase> c = measure_shapes(shapes, ladder, threads, int(b), int(g), budget, &rec.overrides);
+        cases.insert(cases.end(), c.begin(), c.end());
+      }
   }
   rec.source = concat("lowbit tune", quick ? " --quick" : "", " --threads ", threads,
-                      shapes.empty() ? "" : " --shapes " + args.str("shapes"), " on ", today(), " (lowbit ",
+                      shapes.empty() ? "" : " --shapes " + args.str("shapes"),
+                      args.has("bits") ? " --bits " + args.str("bits") : "",
+                      args.has("group") ? " --group " + args.str("group") : "", " on ", today(), " (lowbit ",
                       library_version(), "): ", samples, " kernel timings (", retimed, " timed again, worst fit error ",
                       fmt(worst * 100, 1), " %), ", sweep.sizes.size(), " read sizes, ", cases.size(), " shape cases");
 
@@ -252,7 +259,7 @@ int cmd_tune(int argc, char** argv) {
     j.end_array();
     j.key("shapes").begin_array();
     for (const ShapeCase& c : cases)
-      j.begin_object().field("n", c.n).field("k", c.k).field("m", c.m).field("threads", c.threads)
+      j.begin_object().field("n", c.n).field("k", c.k).field("bits", c.bits).field("group", c.group).field("m", c.m).field("threads", c.threads)
           .field("chosen", c.chosen).field("best", c.best).field("speedup", c.speedup)
           .field("override", c.override_recorded).end_object();
     j.end_array();
@@ -287,10 +294,10 @@ int cmd_tune(int argc, char** argv) {
   if (!cases.empty()) {
     std::printf("\nshapes: %zu cases, %zu overrides (another candidate measured >= 3 %% faster)\n", cases.size(),
                 rec.overrides.size());
-    std::vector<std::vector<std::string>> s = {{"n x k", "m", "threads", "model's choice / best", "override"}};
+    std::vector<std::vector<std::string>> s = {{"n x k", "weights", "m", "threads", "model's choice / best", "override"}};
     for (const ShapeCase& c : cases)
       if (c.override_recorded)
-        s.push_back({std::to_string(c.n) + "x" + std::to_string(c.k), std::to_string(c.m),
+        s.push_back({std::to_string(c.n) + "x" + std::to_string(c.k), concat(c.bits, "-bit g", c.group), std::to_string(c.m),
                      std::to_string(c.threads), fmt(c.speedup, 3), c.best});
     print_table(s);
   }

@@ -396,7 +396,7 @@ std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& sh
     for (int m : ms)
       for (int t = 1; t <= threads; ++t) {
         progress(concat("shapes: [", ++done, "/", shapes.size() * ms.size() * size_t(threads), "] ", n, "x", k,
-                        " m=", m, " threads=", t));
+                        " ", bits, "-bit g", group, " m=", m, " threads=", t));
         const ExecPlan chosen = make_plan(reg, prof, buf.header, m, t);
         std::vector<PlanOption> options = plan_options(reg, prof, buf.header, m, t);
         std::sort(options.begin(), options.end(), [](const PlanOption& x, const PlanOption& z) {
@@ -439,7 +439,7 @@ std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& sh
           o.speedup = std::min(speedup, 100.0);  // what was seen; a preempted run can exaggerate it
           overrides->push_back(o);
         }
-        cases.push_back({n, k, m, t, cands[0]->name, cands[best]->name, speedup, record});
+        cases.push_back({n, k, bits, group, m, t, cands[0]->name, cands[best]->name, speedup, record});
       }
   }
   return cases;

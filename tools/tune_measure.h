@@ -74,7 +74,7 @@ Threading threading_cost(int threads, const TuneBudget& b);
 // One (n, k, m, threads) case of --shapes: the model's plan and the planner's top candidates
 // timed head to head; an override when another one wins by at least 3 %.
 struct ShapeCase {
-  int n, k, m, threads;
+  int n, k, bits, group, m, threads;
   std::string chosen, best;
   double speedup;  // t(chosen) / t(best)
   bool override_recorded;
