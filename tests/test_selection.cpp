@@ -174,6 +174,35 @@ TEST(Plan, KernelMixTable) {
   }
 }
 
+// Row tiles each stream the same column tiles: rows are split across tasks only where the
+// column tiles cannot occupy the threads, or where each part keeps 4 blocks of arithmetic.
+TEST(Plan, RowsAreSplitOnlyWhereColumnsCannotOccupyTheThreadsOrEachPartIsLarge) {
+  const Registry reg = test_registry();
+  const CpuProfile prof = parse_profile_spec("x86_64:avx512vnni;cores=2xzen5");
+  struct Case {
+    int n, m;
+    bool split;  // some option over several column tiles splits the rows
+  };
+  for (const Case& c : {Case{4096, 13, false},   // 8-row parts: 2 blocks of 4
+                        Case{4096, 21, false},   // 12-row parts: 3 blocks
+                        Case{4096, 29, true},    // 16-row parts: 4 blocks
+                        Case{4096, 256, true}}) {
+    PackedHeader h;
+    h.layout = &kX86Wide;
+    h.problem = {c.n, 4096, 4, 32, false, false};
+    const int rows_all = (c.m + 3) / 4 * 4;
+    bool split = false, split_one_column_tile = false;
+    for (const PlanOption& o : plan_options(reg, prof, h, c.m, 2, &test_tuning())) {
+      if (o.plan.row_tile == rows_all) continue;
+      const bool one_column_tile = o.plan.col_tile >= c.n;
+      EXPECT_TRUE(one_column_tile || o.plan.row_tile >= 16) << o.name;
+      (one_column_tile ? split_one_column_tile : split) = true;
+    }
+    EXPECT_EQ(split, c.split) << "n " << c.n << " m " << c.m;
+    EXPECT_TRUE(split_one_column_tile) << "one column tile for 2 threads: the rows are split";
+  }
+}
+
 // Two GEMVs of one layout: one streams the records only (fewer bytes), one reads the column
 // sums too (less arithmetic). Without measured bandwidths the planner charges each the bytes
 // it reads: the streaming one where the weights come from DRAM, the other where they are cached.
