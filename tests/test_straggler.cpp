@@ -138,7 +138,9 @@ TEST_F(Straggler, CallFinishesWithoutTheStalledWorkerWhichThenNeverWritesY) {
 }
 
 TEST_F(Straggler, CApiFreesWeightsRightAfterACallWithAStraggler) {
-  const WeightProblem p{1024, 512, 4, 32, false, true};
+  // Large enough that every plan splits it (a 1024x512 call can be planned as one task, which
+  // no worker ever takes).
+  const WeightProblem p{4096, 1024, 4, 32, false, true};
   const test::Weights w = test::random_weights(p, 5);
   lowbit_packed_weights* packed = nullptr;
   ASSERT_EQ(lowbit_pack_weights(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr,
