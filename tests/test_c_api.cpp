@@ -37,14 +37,14 @@ TEST(CApi, PackRunSaveLoad) {
   ASSERT_EQ(lowbit_linear(p.w, 2, x.x, y.data(), &o), LOWBIT_OK);
   EXPECT_TRUE(lowbit::test::bits_equal(y.data(), lowbit::test::reference(w, 2, x.x, {true, -0.1f, 0.1f}).data(), 22));
 
-  const std::string path = lowbit::test::temp_path("c_api.bin");
+  const lowbit::test::TempDir tmp("lowbit_c_api");
+  const std::string path = tmp.path() + "/c_api.bin";
   ASSERT_EQ(lowbit_save(p.w, path.c_str()), LOWBIT_OK);
   Packed q;
   ASSERT_EQ(lowbit_load(path.c_str(), &q.w), LOWBIT_OK);
   std::vector<float> y2(22);
   ASSERT_EQ(lowbit_linear(q.w, 2, x.x, y2.data(), &o), LOWBIT_OK);
   EXPECT_TRUE(lowbit::test::bits_equal(y.data(), y2.data(), 22));
-  std::remove(path.c_str());
 }
 
 TEST(CApi, BadPackArgumentsNameTheValue) {

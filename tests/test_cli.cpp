@@ -121,11 +121,11 @@ TEST(Cli, IsaCapIsHonouredAndABadOneIsAnError) {
 }
 
 TEST(Cli, LogSelectPrintsFreshDecisions) {
-  const std::string path = ::testing::TempDir() + "cli_log.lbw";
-  const Result r = run("pack --n 64 --k 64 --bits 4 --group 32 --out " + path, "LOWBIT_LOG=select", true);
+  const lowbit::test::TempDir tmp("lowbit_cli_log");
+  const Result r =
+      run("pack --n 64 --k 64 --bits 4 --group 32 --out " + tmp.path() + "/w.lbw", "LOWBIT_LOG=select", true);
   ASSERT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("lowbit select layout"), std::string::npos) << r.out;
-  std::remove(path.c_str());
 }
 
 TEST(Cli, Info) {
@@ -153,7 +153,8 @@ TEST(Cli, Explain) {
 }
 
 TEST(Cli, PackInspectAndCorruptFiles) {
-  const std::string path = ::testing::TempDir() + "cli_weights.lbw";
+  const lowbit::test::TempDir tmp("lowbit_cli_weights");
+  const std::string path = tmp.path() + "/w.lbw";
   Result r = run("pack --n 40 --k 64 --bits 3 --group 32 --zeros --bias --out " + path + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   expect_json_with(r.out, {"layout", "n", "k", "bits", "group", "payload_bytes"});
@@ -174,11 +175,11 @@ TEST(Cli, PackInspectAndCorruptFiles) {
   expect_json_with(r.out, {"valid", "status", "error"});
   EXPECT_NE(r.out.find("checksum"), std::string::npos);
   EXPECT_EQ(run("inspect /nonexistent.lbw").status, 1);
-  std::remove(path.c_str());
 }
 
 TEST(Cli, PackFromNpy) {
-  const std::string npy = ::testing::TempDir() + "cli_w.npy", out = ::testing::TempDir() + "cli_w.lbw";
+  const lowbit::test::TempDir tmp("lowbit_cli_npy");
+  const std::string npy = tmp.path() + "/w.npy", out = tmp.path() + "/w.lbw";
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 32), }";
   header += std::string(128 - 10 - header.size() - 1, ' ') + "\n";
   FILE* f = fopen(npy.c_str(), "wb");
@@ -201,8 +202,6 @@ TEST(Cli, PackFromNpy) {
   ASSERT_EQ(ftruncate(fileno(f), 100), 0);
   fclose(f);
   EXPECT_EQ(run("pack --in " + npy + " --bits 4 --group 16 --out " + out).status, 1);
-  std::remove(npy.c_str());
-  std::remove(out.c_str());
 }
 
 TEST(Cli, RunSmallModel) {

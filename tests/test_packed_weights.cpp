@@ -98,8 +98,8 @@ TEST(Layout, PayloadBytesMatchTheBitWidth) {
 
 class Files : public ::testing::Test {
  protected:
-  std::string path = test::temp_path("weights.bin");
-  void TearDown() override { std::remove(path.c_str()); }
+  const test::TempDir tmp{"lowbit_files"};
+  std::string path = tmp.path() + "/weights.bin";
 };
 
 TEST_F(Files, SaveLoadAndBufferRoundTripsGiveIdenticalResults) {

@@ -93,12 +93,6 @@ inline bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A file in the temporary directory that no other test process uses: ctest runs tests in
-// parallel (two of one fixture saving to one name raced), and two builds' suites may run at once.
-inline std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "lowbit_" + std::to_string(getpid()) + "_" + name;
-}
-
 // A fresh directory of its own (mkdtemp under the test temporary directory), removed with
 // everything in it when the object goes: a suite run leaves nothing behind in /tmp.
 class TempDir {
