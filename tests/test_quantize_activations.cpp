@@ -100,45 +100,48 @@ TEST(QuantizeActivations, AllPositiveAndAllNegativeRowsUseTheWholeRange) {
 
 // Packed LHS blocks: scale, zero point, per-group sums, the (-zx, -Ex) pairs of every sum
 // block and the kr-interleaved values, recomputed from quantize_row; rows past m are zero.
+// The buffer starts out as garbage: packing is into a reused buffer.
 TEST(LhsPack, BlocksHoldScalesSumsPairsAndInterleavedValues) {
   for (int group : {16, 32, 144, 256})
-    for (int mr : {1, 4, 8}) {
-      const size_t k = size_t(group) * 3, m = size_t(mr) + 3, groups = 3;
-      const size_t block = size_t(col_sum_block(group));
-      std::mt19937 rng(uint32_t(group + mr));
-      std::normal_distribution<float> d(0.5f, 2.0f);
-      std::vector<float> x(m * k);
-      for (float& v : x) v = d(rng);
-      const LhsFormat f{mr, 4};
-      const LhsBlockLayout l = lhs_block_layout(f, k, groups);
-      std::vector<uint8_t> out(l.block_bytes * ((m + mr - 1) / mr) + 64);
-      uint8_t* base = out.data() + (64 - reinterpret_cast<uintptr_t>(out.data()) % 64) % 64;
-      pack_lhs(f, m, k, size_t(group), x.data(), k, base);
-      for (size_t row = 0; row < (m + mr - 1) / mr * mr; ++row) {
-        const uint8_t* b = base + row / mr * l.block_bytes;
-        const size_t r = row % mr;
-        std::vector<int8_t> q(k, 0);
-        RowQuant rq{0.0f, 0};
-        if (row < m) {
-          rq = quantize_row_scalar(x.data() + row * k, k, q.data());
-          EXPECT_EQ(std::memcmp(&lhs_scales(b)[r], &rq.scale, 4), 0);
+    for (int mr : {1, 4, 8})
+      for (int kr : {1, 4, 8}) {
+        const size_t k = size_t(group) * 3, m = size_t(mr) + 3, groups = 3;
+        const size_t block = size_t(col_sum_block(group));
+        std::mt19937 rng(uint32_t(group + mr));
+        std::normal_distribution<float> d(0.5f, 2.0f);
+        std::vector<float> x(m * k);
+        for (float& v : x) v = d(rng);
+        const LhsFormat f{mr, kr};
+        const LhsBlockLayout l = lhs_block_layout(f, k, groups);
+        std::vector<uint8_t> out(l.block_bytes * ((m + mr - 1) / mr) + 64, 0xA5);
+        uint8_t* base = out.data() + (64 - reinterpret_cast<uintptr_t>(out.data()) % 64) % 64;
+        pack_lhs(f, m, k, size_t(group), x.data(), k, base);
+        for (size_t row = 0; row < (m + mr - 1) / mr * mr; ++row) {
+          const uint8_t* b = base + row / mr * l.block_bytes;
+          const size_t r = row % mr;
+          std::vector<int8_t> q(k, 0);
+          RowQuant rq{0.0f, 0};
+          if (row < m) {
+            rq = quantize_row_scalar(x.data() + row * k, k, q.data());
+            EXPECT_EQ(std::memcmp(&lhs_scales(b)[r], &rq.scale, 4), 0);
+          }
+          EXPECT_EQ(lhs_zeros(b, l)[r], rq.zero);
+          for (size_t g = 0; g < groups; ++g) {
+            int32_t s = 0;
+            for (size_t i = 0; i < size_t(group); ++i) s += q[g * group + i];
+            EXPECT_EQ(lhs_sums(b, l)[g * mr + r], s);
+          }
+          for (size_t sb = 0; sb < k / block; ++sb) {
+            int32_t sx = 0;
+            for (size_t i = 0; i < block; ++i) sx += q[sb * block + i];
+            const int32_t pair = lhs_pairs(b, l)[sb * mr + r];
+            EXPECT_EQ(int16_t(pair & 0xFFFF), -rq.zero) << "group " << group << " row " << row;
+            EXPECT_EQ(int16_t(pair >> 16), -(sx - int32_t(block) * rq.zero)) << "group " << group << " row " << row;
+          }
+          for (size_t i = 0; i < k; ++i)
+            ASSERT_EQ(lhs_q(b, l)[(i / kr * mr + r) * kr + i % kr], q[i]) << "kr " << kr << " row " << row;
         }
-        EXPECT_EQ(lhs_zeros(b, l)[r], rq.zero);
-        for (size_t g = 0; g < groups; ++g) {
-          int32_t s = 0;
-          for (size_t i = 0; i < size_t(group); ++i) s += q[g * group + i];
-          EXPECT_EQ(lhs_sums(b, l)[g * mr + r], s);
-        }
-        for (size_t sb = 0; sb < k / block; ++sb) {
-          int32_t sx = 0;
-          for (size_t i = 0; i < block; ++i) sx += q[sb * block + i];
-          const int32_t pair = lhs_pairs(b, l)[sb * mr + r];
-          EXPECT_EQ(int16_t(pair & 0xFFFF), -rq.zero) << "group " << group << " row " << row;
-          EXPECT_EQ(int16_t(pair >> 16), -(sx - int32_t(block) * rq.zero)) << "group " << group << " row " << row;
-        }
-        for (size_t i = 0; i < k; ++i) ASSERT_EQ(lhs_q(b, l)[(i / 4 * mr + r) * 4 + i % 4], q[i]) << row;
       }
-    }
 }
 
 }  // namespace

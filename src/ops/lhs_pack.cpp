@@ -3,6 +3,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "format/layout.h"
 #include "ops/quantize_activations.h"
 
@@ -10,6 +14,47 @@ namespace lowbit {
 
 namespace {
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
+
+// Σ of every 16 values of q[0, k) into out[k / 16] (group sizes, hence k and the sum blocks,
+// are multiples of 16): the group sums and the pairs' block sums are then a few adds each.
+void chunk_sums(const int8_t* q, size_t k, int32_t* out) {
+#if defined(__SSE2__)
+  // Σ q = Σ (q + 128) - 16·128, the unsigned bytes summed by psadbw against zero.
+  const __m128i flip = _mm_set1_epi8(char(0x80)), zero = _mm_setzero_si128();
+  for (size_t c = 0; c < k / 16; ++c) {
+    const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c)), flip);
+    const __m128i s = _mm_sad_epu8(u, zero);
+    out[c] = _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4) - 16 * 128;
+  }
+#else
+  for (size_t c = 0; c < k / 16; ++c) {
+    int32_t s = 0;
+    for (size_t i = 0; i < 16; ++i) s += q[16 * c + i];
+    out[c] = s;
+  }
+#endif
+}
+
+int32_t span_sum(const int32_t* chunks, size_t first, size_t count) {
+  int32_t s = 0;
+  for (size_t c = first; c < first + count; ++c) s += chunks[c];
+  return s;
+}
+
+// Row r's values into the block's [k/KR][mr][KR] order (q already points at row r's slot).
+template <size_t KR>
+void interleave(const int8_t* row, size_t k, size_t mr, int8_t* q) {
+  for (size_t kb = 0; kb < k / KR; ++kb) std::memcpy(q + kb * mr * KR, row + kb * KR, KR);
+}
+void interleave(size_t kr, const int8_t* row, size_t k, size_t mr, int8_t* q) {
+  switch (kr) {  // a constant size per copy: a move, not a library call per kr bytes
+    case 1: return interleave<1>(row, k, mr, q);
+    case 2: return interleave<2>(row, k, mr, q);
+    case 4: return interleave<4>(row, k, mr, q);
+    case 8: return interleave<8>(row, k, mr, q);
+    default: return interleave<16>(row, k, mr, q);  // the registry allows kr dividing 16
+  }
+}
 }  // namespace
 
 LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups) {
@@ -29,10 +74,13 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
   const size_t sum_block = size_t(col_sum_block(int(group_size)));
   const LhsBlockLayout l = lhs_block_layout(f, k, groups);
   thread_local std::vector<int8_t> row;
+  thread_local std::vector<int32_t> chunks;
   if (f.mr > 1 && row.size() < k) row.resize(k);
+  if (chunks.size() < k / 16) chunks.resize(k / 16);
   for (size_t b0 = 0; b0 < m; b0 += f.mr) {
     uint8_t* block = out + (b0 / f.mr) * l.block_bytes;
-    std::memset(block, 0, l.block_bytes);
+    // Rows past m are zero; the rows of a full block overwrite every value the kernels read.
+    if (b0 + size_t(f.mr) > m) std::memset(block, 0, l.block_bytes);
     auto* scales = reinterpret_cast<float*>(block);
     auto* zeros = reinterpret_cast<int32_t*>(block + l.zero_offset);
     auto* sums = reinterpret_cast<int32_t*>(block + l.sums_offset);
@@ -44,20 +92,15 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
       const RowQuant rq = quantize_row(x + (b0 + r) * ldx, k, qr);
       scales[r] = rq.scale;
       zeros[r] = rq.zero;
-      for (size_t g = 0; g < groups; ++g) {
-        int32_t s = 0;
-        for (size_t i = g * group_size; i < (g + 1) * group_size; ++i) s += qr[i];
-        sums[g * f.mr + r] = s;
-      }
+      chunk_sums(qr, k, chunks.data());
+      for (size_t g = 0; g < groups; ++g)
+        sums[g * f.mr + r] = span_sum(chunks.data(), g * group_size / 16, group_size / 16);
       for (size_t b = 0; b < k / sum_block; ++b) {
-        int32_t sx = 0;
-        for (size_t i = b * sum_block; i < (b + 1) * sum_block; ++i) sx += qr[i];
+        const int32_t sx = span_sum(chunks.data(), b * sum_block / 16, sum_block / 16);
         const int32_t ex = sx - int32_t(sum_block) * rq.zero;
         pairs[b * f.mr + r] = int32_t(uint32_t(uint16_t(-rq.zero)) | uint32_t(uint16_t(-ex)) << 16);
       }
-      if (f.mr > 1)
-        for (size_t kb = 0; kb < k / f.kr; ++kb)
-          std::memcpy(q + (kb * f.mr + r) * f.kr, qr + kb * f.kr, f.kr);
+      if (f.mr > 1) interleave(size_t(f.kr), qr, k, size_t(f.mr), q + r * size_t(f.kr));
     }
   }
 }
