@@ -8,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemm_8x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemm<x86::Avx512Vnni, 8, 1, 2048>(shape, args);
+  x86::gemm<x86::Avx512Vnni, 8, 1, 4096>(shape, args);
 }
 
 }  // namespace lowbit
