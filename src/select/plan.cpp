@@ -73,10 +73,8 @@ double stream_bandwidth(const Machine& mc, const BandwidthTable* kernel, double 
   return 1.0 / per_byte;
 }
 
-// Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
-// block after the first reads the column tile again: from L2 or L3 while the tiles of all
-// workers fit there (prefetched, hidden behind the arithmetic), from DRAM otherwise (measured:
-// not hidden). Half of L3 counts: the LHS, the outputs and the neighbours use the rest.
+// Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns (estimate() adds the
+// memory: the first pass over the columns, and the later LHS blocks re-reading them).
 struct TaskModel {
   double per_col;   // compute cycles per column
   double per_call;  // cycles per column tile (kernel calls, LHS re-reads)
@@ -140,20 +138,22 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double payload = double(g.panel_bytes) * g.panels;
   const double col_bytes = double(g.panel_bytes) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
-  // lives; re-reads of a column tile at the rate of the memory.
+  // lives.
   const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, payload, workers,
                                            panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
-  const double tile_bytes = col_bytes * col_tile;
-  const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
-  const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)
-                           : reread_cached                      ? bandwidth(mc, nullptr, Level::l3, workers)
-                                                                : first_bw;
+  // A task over several row blocks runs its columns in chunks that fit half of L2, each over
+  // every block (ops/linear.cpp): the later blocks re-read the chunk from L2.
+  const double reread_bw = bandwidth(mc, nullptr, Level::l2, workers);
   const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pool task
-  auto task_cycles = [&](const TaskModel& t, int cols) {
+  // A column tile's later row tiles run on other workers at about the same time as its first
+  // (the pool hands each worker a contiguous range of tasks), each streaming the same bytes
+  // again: that stream is not hidden behind the arithmetic. Measured on Zen 5 at 2 threads,
+  // 4096 x 4096: rows split in two ran 1.1-1.4x slower at m = 13 and 33, 3-7 % at m = 128.
+  auto task_cycles = [&](const TaskModel& t, int cols, bool restream) {
     const double compute = t.compute(cols);
     const double first = col_bytes * cols / first_bw;
     const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
-    return kTaskCycles + (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
+    return kTaskCycles + (restream ? first : 0.0) + std::max(compute, first + reread);
   };
   // The pool (ops/thread_pool.h) hands each thread an equal contiguous range of tasks and lets
   // it take from the others' ends: greedy list scheduling in task order is close to that.
@@ -162,8 +162,8 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   double total = 0.0, largest = 0.0, arithmetic = 0.0;
   for (int rt = 0; rt < row_tiles; ++rt) {
     const TaskModel tm = task_model(mix, u, g, rt * row_tile, std::min(m, (rt + 1) * row_tile));
-    const double full = task_cycles(tm, col_tile);
-    const double last = task_cycles(tm, g.n_padded - (col_tiles - 1) * col_tile);
+    const double full = task_cycles(tm, col_tile, rt > 0);
+    const double last = task_cycles(tm, g.n_padded - (col_tiles - 1) * col_tile, rt > 0);
     largest = std::max({largest, full, last});
     arithmetic += tm.per_col * g.n_padded;
     total += full * (col_tiles - 1) + last;
@@ -272,18 +272,13 @@ PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHe
   for (const Eligible& e : eligible) lcm_mr = std::lcm(lcm_mr, e.kd->mr);
   const int rows_all = (m + lcm_mr - 1) / lcm_mr * lcm_mr;
   const int rows_split = std::max(lcm_mr, (rows_all / threads + lcm_mr - 1) / lcm_mr * lcm_mr);
-  // Each row tile streams the column tile again, on another worker at the same time: measured
-  // on Zen 5 at 2 threads, m = 13 and 33 split in two run up to 1.4x slower than whole (the
-  // model, which sees the GEMM compute-bound there, missed it). So rows are split only when the
-  // column tiles cannot occupy the threads or each part keeps 4 blocks of arithmetic.
-  const bool wide_split = rows_split >= 4 * lcm_mr;
   const PackedGeometry& g = sp.g;
   for (int ct = g.nr;; ct *= 2) {
     const int col_tile = std::min(ct, g.n_padded);
     const int col_tiles = (g.n_padded + col_tile - 1) / col_tile;
     if (col_tiles <= 32 * threads) {
       sp.tilings.push_back({rows_all, col_tile});
-      if (rows_split != rows_all && (wide_split || col_tiles < threads)) sp.tilings.push_back({rows_split, col_tile});
+      if (rows_split != rows_all) sp.tilings.push_back({rows_split, col_tile});
     }
     if (ct >= g.n_padded) break;
   }
