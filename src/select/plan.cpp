@@ -73,8 +73,10 @@ double stream_bandwidth(const Machine& mc, const BandwidthTable* kernel, double 
   return 1.0 / per_byte;
 }
 
-// Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns (estimate() adds the
-// memory: the first pass over the columns, and the later LHS blocks re-reading them).
+// Cycles of one task: the rows [r0, r1) of `mix` over `cols` columns. Within a task every LHS
+// block after the first reads the column tile again: from L2 or L3 while the tiles of all
+// workers fit there (prefetched, hidden behind the arithmetic), from DRAM otherwise (measured:
+// not hidden). Half of L3 counts: the LHS, the outputs and the neighbours use the rest.
 struct TaskModel {
   double per_col;   // compute cycles per column
   double per_call;  // cycles per column tile (kernel calls, LHS re-reads)
@@ -138,12 +140,14 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double payload = double(g.panel_bytes) * g.panels;
   const double col_bytes = double(g.panel_bytes) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
-  // lives.
+  // lives; re-reads of a column tile at the rate of the memory.
   const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, payload, workers,
                                            panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
-  // A task over several row blocks runs its columns in chunks that fit half of L2, each over
-  // every block (ops/linear.cpp): the later blocks re-read the chunk from L2.
-  const double reread_bw = bandwidth(mc, nullptr, Level::l2, workers);
+  const double tile_bytes = col_bytes * col_tile;
+  const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
+  const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)
+                           : reread_cached                      ? bandwidth(mc, nullptr, Level::l3, workers)
+                                                                : first_bw;
   const double kTaskCycles = mc.nums.task_cycles;  // dispatch of one pool task
   // A column tile's later row tiles run on other workers at about the same time as its first
   // (the pool hands each worker a contiguous range of tasks), each streaming the same bytes
@@ -153,7 +157,8 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
     const double compute = t.compute(cols);
     const double first = col_bytes * cols / first_bw;
     const double reread = col_bytes * cols * std::max(0, t.blocks - 1) / reread_bw;
-    return kTaskCycles + (restream ? first : 0.0) + std::max(compute, first + reread);
+    return kTaskCycles + (restream ? first : 0.0) +
+           (reread_cached ? std::max(compute, first + reread) : std::max(compute, first) + reread);
   };
   // The pool (ops/thread_pool.h) hands each thread an equal contiguous range of tasks and lets
   // it take from the others' ends: greedy list scheduling in task order is close to that.
