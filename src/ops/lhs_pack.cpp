@@ -93,12 +93,17 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
       scales[r] = rq.scale;
       zeros[r] = rq.zero;
       chunk_sums(qr, k, chunks.data());
-      for (size_t g = 0; g < groups; ++g)
-        sums[g * f.mr + r] = span_sum(chunks.data(), g * group_size / 16, group_size / 16);
-      for (size_t b = 0; b < k / sum_block; ++b) {
-        const int32_t sx = span_sum(chunks.data(), b * sum_block / 16, sum_block / 16);
-        const int32_t ex = sx - int32_t(sum_block) * rq.zero;
-        pairs[b * f.mr + r] = int32_t(uint32_t(uint16_t(-rq.zero)) | uint32_t(uint16_t(-ex)) << 16);
+      // Sum blocks divide the group (col_sum_block): a group's sum is its blocks'.
+      const size_t blocks_per_group = group_size / sum_block;
+      for (size_t g = 0; g < groups; ++g) {
+        int32_t group_sum = 0;
+        for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) {
+          const int32_t sx = span_sum(chunks.data(), b * sum_block / 16, sum_block / 16);
+          const int32_t ex = sx - int32_t(sum_block) * rq.zero;
+          pairs[b * f.mr + r] = int32_t(uint32_t(uint16_t(-rq.zero)) | uint32_t(uint16_t(-ex)) << 16);
+          group_sum += sx;
+        }
+        sums[g * f.mr + r] = group_sum;
       }
       if (f.mr > 1) interleave(size_t(f.kr), qr, k, size_t(f.mr), q + r * size_t(f.kr));
     }

@@ -36,6 +36,15 @@ namespace {
 
 constexpr int kKr = 4;  // k values per 32-bit lane, every x86 layout
 
+// v as a register the compiler knows nothing about, so the load that made it is not folded
+// into each use (one load per use): the traits' load_packed, on native vector types only (the
+// SIMDe-emulated build's are structs).
+template <class V>
+LOWBIT_X86_INLINE V opaque_register(V v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
 constexpr int min_i(int a, int b) { return a < b ? a : b; }
 constexpr int max_i(int a, int b) { return a > b ? a : b; }
 

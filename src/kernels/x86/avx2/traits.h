@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/x86/common.h"
+
 namespace lowbit {
 namespace x86 {
 namespace {
@@ -22,11 +24,11 @@ struct Avx256Common {
   // compiler would otherwise fold it into each use, one load per use: loads are what limits
   // the AVX-VNNI GEMM on Intel client cores).
   static V load_packed(const uint8_t* p) {
-    V v = load(p);
 #if defined(__AVX2__)  // not in the SIMDe-emulated build, where V is not a register type
-    __asm__("" : "+x"(v));
+    return opaque_register(load(p));
+#else
+    return load(p);
 #endif
-    return v;
   }
   static void store(uint8_t* p, V v) { _mm256_store_si256(reinterpret_cast<__m256i*>(p), v); }
   static V zero() { return _mm256_setzero_si256(); }

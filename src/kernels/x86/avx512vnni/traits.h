@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/x86/common.h"
+
 namespace lowbit {
 namespace x86 {
 namespace {
@@ -29,11 +31,11 @@ struct Avx512Vnni {
   // and and the shift, and with 288-byte records (4 bits, bf16 scales, group 32) half the
   // vectors straddle two cache lines, each read twice (measured: ~4 % of a prefill on Zen 5).
   static V load_packed(const uint8_t* p) {
-    V v = load(p);
-#if defined(__AVX512F__)
-    __asm__("" : "+v"(v));  // an opaque register value: no load to fold
+#if defined(__AVX512F__)  // not in the SIMDe-emulated build, where V is not a register type
+    return opaque_register(load(p));
+#else
+    return load(p);
 #endif
-    return v;
   }
   static void store(uint8_t* p, V v) { _mm512_store_si512(p, v); }
   static V zero() { return _mm512_setzero_si512(); }
