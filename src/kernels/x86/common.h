@@ -170,7 +170,10 @@ LOWBIT_X86_INLINE const uint8_t* block_stream(const PackedGeometry& g, const uin
 // NKB > 0 fixes the count at compile time (straight-line code). With PF > 0 each 64-byte line
 // of the stream is prefetched PF bytes ahead. SUM (one row): also adds -zx·Su, from uint8
 // column sums of the vectors flushed by pair products with nzx (-zx in every int16 lane).
-template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF>
+// CHAINS > 1 splits each accumulator's dots into that many independent chains (by k-block
+// within a loaded vector), added up at the end: for kernels whose few accumulators would
+// otherwise wait on the dot latency (T::add32 then needed).
+template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF, int CHAINS = 1>
 LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, int nkb_rt,
                                  typename T::V (&acc)[ROWS][NP], typename T::V nzx) {
   static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
@@ -181,14 +184,17 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, in
   constexpr int kRaw = SUM ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
   constexpr int kRun = max_i(kRaw / S::kPerLoad, 1) * S::kPerLoad;
   constexpr int kLinesEvery = 64 / T::kBytes;  // loads per cache line
+  constexpr int kCh = min_i(CHAINS, S::kPerLoad);
   const V mask = T::set1_8(char(S::kUnit == 8 ? 0xFF : (1 << S::kUnit) - 1));
   for (int kb0 = 0; kb0 < nkb; kb0 += kRun) {
     const int n = min_i(kRun, nkb - kb0);
-    typename T::Part part[ROWS][NP];
+    typename T::Part part[kCh][ROWS][NP];
     V s8[NP];
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       s8[p] = T::zero();
-      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { part[r][p] = T::part_begin(acc[r][p]); });
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        static_for<kCh>([&](auto c) LOWBIT_X86_LAMBDA { part[c][r][p] = T::part_begin(c == 0 ? acc[r][p] : T::zero()); });
+      });
     });
 #pragma GCC unroll 32
     for (int kb = 0; kb < n; kb += S::kPerLoad) {
@@ -212,16 +218,22 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, in
         const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
         static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
           if constexpr (NP == 1) {  // broadcast inside the instruction where the ISA can
-            part[r][0] = T::template dot_x<S::kUmax>(part[r][0], w[0], x + r * kKr);
+            part[s % kCh][r][0] = T::template dot_x<S::kUmax>(part[s % kCh][r][0], w[0], x + r * kKr);
           } else {  // one broadcast for every panel
             const V xr = T::bcast32(x + r * kKr);
-            static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { part[r][p] = T::template dot<S::kUmax>(part[r][p], w[p], xr); });
+            static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { part[s % kCh][r][p] = T::template dot<S::kUmax>(part[s % kCh][r][p], w[p], xr); });
           }
         });
       });
     }
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { acc[r][p] = T::template part_end<S::kUmax>(acc[r][p], part[r][p]); });
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        acc[r][p] = T::template part_end<S::kUmax>(acc[r][p], part[0][r][p]);
+        if constexpr (kCh > 1)
+          static_for<kCh - 1>([&](auto c) LOWBIT_X86_LAMBDA {
+            acc[r][p] = T::add32(acc[r][p], T::template part_end<S::kUmax>(T::zero(), part[c + 1][r][p]));
+          });
+      });
       if constexpr (SUM) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(s8[p]), nzx);
     });
   }

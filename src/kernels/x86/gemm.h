@@ -13,7 +13,7 @@ namespace lowbit {
 namespace x86 {
 namespace {
 
-template <class T, class S, int ROWS, int NP, int MR, int GS, int SF, int PF, bool FMEM>
+template <class T, class S, int ROWS, int NP, int MR, int GS, int SF, int PF, bool FMEM, int CHAINS>
 inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
   using V = typename T::V;
   using F = typename T::F;
@@ -43,7 +43,7 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0]); });
-      block_dot<T, Dot, ROWS, NP, MR, false, GS / kKr, S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, V());
+      block_dot<T, Dot, ROWS, NP, MR, false, GS / kKr, S::kBuffered ? 0 : PF, CHAINS>(src, qx, block / kKr, acc, V());
       qx += size_t(block) * MR;
       V cs[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { cs[p] = T::load(sums[p] + size_t(s) * T::kNr * 4); });
@@ -94,7 +94,7 @@ LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
 
 // The registered entry point of an MR-row kernel over NP panels at a time (f32 sums in memory
 // with FMEM).
-template <class T, int MR, int NP, int PF, bool FMEM = false>
+template <class T, int MR, int NP, int PF, bool FMEM = false, int CHAINS = 1>
 inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   static_assert(MR == 1 || MR == 4 || MR == 8, "row variants");
   const PackedGeometry& g = *shape.geo;
@@ -104,7 +104,7 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
     with_rows<S, MR>(int(a.m), [&](auto rows) LOWBIT_X86_LAMBDA {
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
         for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
-          gemm_panels<T, S, rows, np, MR, gs, sf, PF, FMEM>(g, lhs, a, p);
+          gemm_panels<T, S, rows, np, MR, gs, sf, PF, FMEM, CHAINS>(g, lhs, a, p);
         });
       });
     });

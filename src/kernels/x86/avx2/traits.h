@@ -43,6 +43,7 @@ struct Avx256Common {
   static V and_(V a, V b) { return _mm256_and_si256(a, b); }
   template <int N>
   static V srli16(V a) { return _mm256_srli_epi16(a, N); }
+  static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
   static V add8(V a, V b) { return _mm256_add_epi8(a, b); }
   // Σ of the byte pairs of each 16-bit lane (s8: unsigned column sums, <= 255 each).
   static V sum_pairs(V s8) { return _mm256_maddubs_epi16(s8, set1_8(1)); }
