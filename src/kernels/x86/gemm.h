@@ -93,7 +93,7 @@ LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
 }
 
 // The registered entry point of an MR-row kernel over NP panels at a time (f32 sums in memory
-// with FMEM).
+// with FMEM; CHAINS dot chains per accumulator, block_dot).
 template <class T, int MR, int NP, int PF, bool FMEM = false, int CHAINS = 1>
 inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   static_assert(MR == 1 || MR == 4 || MR == 8, "row variants");
