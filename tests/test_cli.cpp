@@ -250,7 +250,7 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   Result r = run("tune --smoke --shapes 64:256,48:128 --bits 2,4 --json", env);
   ASSERT_EQ(r.status, 0) << r.out;
   expect_json_with(r.out, {"record", "caches", "sweep", "bandwidth", "threading", "kernels", "worst_error",
-                           "samples", "retimed", "shapes", "speedup", "override", "overrides"});
+                           "samples", "retimed", "shapes", "speedup", "speedup_again", "override", "overrides"});
   for (const char* bits : {"2", "4"})  // every shape, bit width and m is measured
     EXPECT_NE(r.out.find(std::string("\"n\":48,\"k\":128,\"bits\":") + bits + ",\"group\":32,\"m\":4"),
               std::string::npos) << bits;

@@ -72,12 +72,14 @@ struct Threading {
 Threading threading_cost(int threads, const TuneBudget& b);
 
 // One (n, k, m, threads) case of --shapes: the model's plan and the planner's top candidates
-// timed head to head; an override when another one wins by at least 3 %.
+// timed head to head; an override when another one wins by at least 3 %, confirmed head to head
+// at once and again after the other cases.
 struct ShapeCase {
   int n, k, bits, group, m, threads;
   std::string chosen, best;
-  double speedup;  // t(chosen) / t(best)
+  double speedup;        // t(chosen) / t(best)
   bool override_recorded;
+  double speedup_again;  // the same, timed again after the other cases (0: not a winner)
 };
 std::vector<ShapeCase> measure_shapes(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ms,
                                       int threads, int bits, int group, const TuneBudget& b,
