@@ -198,6 +198,30 @@ TEST(Plan, SplitRowsPayTheColumnStreamAgain) {
       << "one column tile for 2 threads: the rows are split";
 }
 
+// same_kernels tells plans apart by their kernels and rows alone (lowbit tune times the best
+// tiling of each set of kernels): among m = 13's options, tilings of one set and other sets.
+TEST(Plan, SameKernelsIgnoresTheTiling) {
+  const Registry reg = test_registry();
+  const CpuProfile prof = parse_profile_spec("x86_64:avx512vnni;cores=2xzen5");
+  PackedHeader h;
+  h.layout = &kX86Wide;
+  h.problem = {4096, 4096, 4, 32, false, false};
+  const std::vector<PlanOption> options = plan_options(reg, prof, h, 13, 2, &test_tuning());
+  int retiled = 0, other_kernels = 0;
+  for (const PlanOption& a : options)
+    for (const PlanOption& b : options) {
+      if (same_plan(a.plan, b.plan)) EXPECT_TRUE(same_kernels(a.plan, b.plan)) << a.name << " / " << b.name;
+      if (!same_plan(a.plan, b.plan)) {
+        const bool kernels = same_kernels(a.plan, b.plan);
+        EXPECT_EQ(kernels, segments(a.plan.per_uarch[0]) == segments(b.plan.per_uarch[0])) << a.name << " / " << b.name;
+        retiled += kernels;
+        other_kernels += !kernels;
+      }
+    }
+  EXPECT_GT(retiled, 0);
+  EXPECT_GT(other_kernels, 0);
+}
+
 // Two GEMVs of one layout: one streams the records only (fewer bytes), one reads the column
 // sums too (less arithmetic). Without measured bandwidths the planner charges each the bytes
 // it reads: the streaming one where the weights come from DRAM, the other where they are cached.

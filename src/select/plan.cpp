@@ -438,7 +438,10 @@ std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
 }
 
 bool same_plan(const ExecPlan& a, const ExecPlan& b) {
-  if (a.row_tile != b.row_tile || a.col_tile != b.col_tile) return false;
+  return a.row_tile == b.row_tile && a.col_tile == b.col_tile && same_kernels(a, b);
+}
+
+bool same_kernels(const ExecPlan& a, const ExecPlan& b) {
   const UarchPlan &x = a.per_uarch[0], &y = b.per_uarch[0];
   if (x.num_segments != y.num_segments) return false;
   for (int i = 0; i < x.num_segments; ++i)

@@ -99,6 +99,8 @@ std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
 
 // Whether two plans run the same kernels over the same rows with the same tiling (uarch 0).
 bool same_plan(const ExecPlan& a, const ExecPlan& b);
+// The same, whatever the tiling.
+bool same_kernels(const ExecPlan& a, const ExecPlan& b);
 
 // Lock-free on hits, allocation-free on hits; plans live as long as the cache.
 class PlanCache {
