@@ -131,6 +131,13 @@ struct PlanCase {
   std::vector<std::pair<const char*, int>> want;
 };
 
+PackedHeader header(const LayoutDesc& layout, const WeightProblem& problem) {
+  PackedHeader h;
+  h.layout = &layout;
+  h.problem = problem;
+  return h;
+}
+
 std::vector<std::pair<std::string, int>> segments(const UarchPlan& up) {
   std::vector<std::pair<std::string, int>> v;
   for (int i = 0; i < up.num_segments; ++i) v.push_back({up.seg[i].kernel->name, up.seg[i].rows});
@@ -159,9 +166,7 @@ TEST(Plan, KernelMixTable) {
       {zen5, &kX86Narrow, big, 16, 1, {{"avx512_gemm_4x16_q4", 16}}},
   };
   for (const PlanCase& c : cases) {
-    PackedHeader h;
-    h.layout = c.layout;
-    h.problem = c.problem;
+    const PackedHeader h = header(*c.layout, c.problem);
     const ExecPlan plan = make_plan(reg, parse_profile_spec(c.profile), h, c.m, c.threads, nullptr, false, &test_tuning());
     std::vector<std::pair<std::string, int>> want;
     for (const auto& w : c.want) want.push_back({w.first, w.second});
@@ -182,18 +187,14 @@ TEST(Plan, SplitRowsPayTheColumnStreamAgain) {
   const Registry reg = test_registry();
   const CpuProfile prof = parse_profile_spec("x86_64:avx512vnni;cores=2xzen5");
   for (const int m : {13, 29}) {
-    PackedHeader h;
-    h.layout = &kX86Wide;
-    h.problem = {4096, 4096, 4, 32, false, false};
+    const PackedHeader h = header(kX86Wide, {4096, 4096, 4, 32, false, false});
     const int rows_all = (m + 3) / 4 * 4;
     int splits = 0;
     for (const PlanOption& o : plan_options(reg, prof, h, m, 2, &test_tuning())) splits += o.plan.row_tile < rows_all;
     EXPECT_GT(splits, 0) << "m " << m;
     EXPECT_EQ(make_plan(reg, prof, h, m, 2, nullptr, false, &test_tuning()).row_tile, rows_all) << "m " << m;
   }
-  PackedHeader one_tile;
-  one_tile.layout = &kX86Wide;
-  one_tile.problem = {64, 4096, 4, 32, false, false};
+  const PackedHeader one_tile = header(kX86Wide, {64, 4096, 4, 32, false, false});
   EXPECT_LT(make_plan(reg, prof, one_tile, 64, 2, nullptr, false, &test_tuning()).row_tile, 64)
       << "one column tile for 2 threads: the rows are split";
 }
@@ -203,9 +204,7 @@ TEST(Plan, SplitRowsPayTheColumnStreamAgain) {
 TEST(Plan, SameKernelsIgnoresTheTiling) {
   const Registry reg = test_registry();
   const CpuProfile prof = parse_profile_spec("x86_64:avx512vnni;cores=2xzen5");
-  PackedHeader h;
-  h.layout = &kX86Wide;
-  h.problem = {4096, 4096, 4, 32, false, false};
+  const PackedHeader h = header(kX86Wide, {4096, 4096, 4, 32, false, false});
   const std::vector<PlanOption> options = plan_options(reg, prof, h, 13, 2, &test_tuning());
   int retiled = 0, other_kernels = 0;
   for (const PlanOption& a : options)
@@ -243,9 +242,7 @@ TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
   EXPECT_DOUBLE_EQ(panel_read_bytes(*reg.kernel("gemv_sums"), dram), double(dram.panel_bytes));
   for (const auto& [problem, want] : {std::pair{WeightProblem{1024, 4096, 4, 32, false, false}, "gemv_sums"},
                                       std::pair{WeightProblem{65536, 8192, 4, 32, false, false}, "gemv_stream"}}) {
-    PackedHeader h;
-    h.layout = &sums;
-    h.problem = problem;
+    const PackedHeader h = header(sums, problem);
     const ExecPlan plan = make_plan(reg, prof, h, 1, 1, nullptr, false, &tuning);
     EXPECT_EQ(segments(plan.per_uarch[0]), (std::vector<std::pair<std::string, int>>{{want, 1}})) << problem.n;
   }
@@ -282,9 +279,7 @@ TEST(Plan, WeightsBetweenTheMeasuredAndTheReportedL3PartlyHitIt) {
     CpuProfile prof = host_profile();
     prof.caches.l3 = cpu_l3;
     ASSERT_TRUE(tuning.applies_to(prof));
-    PackedHeader h;
-    h.layout = &any;
-    h.problem = {n, 4096, 4, 32, false, false};
+    const PackedHeader h = header(any, {n, 4096, 4, 32, false, false});
     const ExecPlan plan = make_plan(reg, prof, h, 1, 1, nullptr, false, &tuning);
     EXPECT_EQ(segments(plan.per_uarch[0]), (std::vector<std::pair<std::string, int>>{{want, 1}}))
         << "CPU L3 " << (cpu_l3 >> 20) << " MiB, n " << n;
@@ -294,9 +289,7 @@ TEST(Plan, WeightsBetweenTheMeasuredAndTheReportedL3PartlyHitIt) {
 TEST(Plan, PerCoreKernelsOnBigLittle) {
   const Registry reg = test_registry();
   const CpuProfile phone = parse_profile_spec("arm64:neon,dotprod,i8mm;cores=4xcortex-a510,4xcortex-x3");
-  PackedHeader h;
-  h.layout = &kArm;
-  h.problem = {4096, 4096, 4, 32, false, false};
+  const PackedHeader h = header(kArm, {4096, 4096, 4, 32, false, false});
   const ExecPlan plan = make_plan(reg, phone, h, 64, 8, nullptr, false, &test_tuning());
   ASSERT_EQ(plan.num_uarchs, 2);
   for (int u = 0; u < 2; ++u) {
@@ -309,9 +302,7 @@ TEST(Plan, PerCoreKernelsOnBigLittle) {
 
 TEST(Plan, UnrunnableLayoutIsUnsupportedNamingLayoutAndIsa) {
   const Registry reg = test_registry();
-  PackedHeader h;
-  h.layout = &kArm;
-  h.problem = {64, 64, 4, 32, false, false};
+  const PackedHeader h = header(kArm, {64, 64, 4, 32, false, false});
   try {
     make_plan(reg, parse_profile_spec("x86_64:avx2,fma;cores=2xzen3"), h, 1, 1);
     FAIL();
@@ -324,9 +315,7 @@ TEST(Plan, UnrunnableLayoutIsUnsupportedNamingLayoutAndIsa) {
 
 TEST(Plan, ExplanationListsEveryKernelWithReasons) {
   const Registry reg = test_registry();
-  PackedHeader h;
-  h.layout = &kX86Narrow;
-  h.problem = {256, 256, 3, 32, false, false};
+  const PackedHeader h = header(kX86Narrow, {256, 256, 3, 32, false, false});
   PlanExplanation ex;
   make_plan(reg, parse_profile_spec("x86_64:avx512vnni;cores=2xzen5"), h, 8, 1, &ex, false, &test_tuning());
   EXPECT_EQ(ex.kernels.size(), reg.kernels().size());
