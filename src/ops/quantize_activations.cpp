@@ -50,16 +50,25 @@ RowQuant quantize_row_scalar(const float* x, size_t k, int8_t* q) {
 
 RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
   // Range: min/max are exact, so the reduction order does not matter. A non-finite value is
-  // detected by x*0 != 0 (NaN for Inf and NaN).
-  __m128 vlo = _mm_setzero_ps(), vhi = _mm_setzero_ps(), bad = _mm_setzero_ps();
+  // detected by x*0 != 0 (NaN for Inf and NaN). Four independent chains: one would wait on
+  // the latency of min/max every four values.
   const __m128 zero = _mm_setzero_ps();
+  __m128 los[4] = {zero, zero, zero, zero}, his[4] = {zero, zero, zero, zero};
+  __m128 bads[4] = {zero, zero, zero, zero};
   size_t i = 0;
-  for (; i + 4 <= k; i += 4) {
-    const __m128 v = _mm_loadu_ps(x + i);
-    vlo = _mm_min_ps(vlo, v);
-    vhi = _mm_max_ps(vhi, v);
-    bad = _mm_or_ps(bad, _mm_cmpunord_ps(_mm_mul_ps(v, zero), zero));
+  const auto range = [&](int j, const float* p) {
+    const __m128 v = _mm_loadu_ps(p);
+    los[j] = _mm_min_ps(los[j], v);
+    his[j] = _mm_max_ps(his[j], v);
+    bads[j] = _mm_or_ps(bads[j], _mm_cmpunord_ps(_mm_mul_ps(v, zero), zero));
+  };
+  for (; i + 16 <= k; i += 16) {
+    for (int j = 0; j < 4; ++j) range(j, x + i + 4 * j);
   }
+  for (; i + 4 <= k; i += 4) range(0, x + i);
+  const __m128 vlo = _mm_min_ps(_mm_min_ps(los[0], los[1]), _mm_min_ps(los[2], los[3]));
+  const __m128 vhi = _mm_max_ps(_mm_max_ps(his[0], his[1]), _mm_max_ps(his[2], his[3]));
+  const __m128 bad = _mm_or_ps(_mm_or_ps(bads[0], bads[1]), _mm_or_ps(bads[2], bads[3]));
   if (_mm_movemask_ps(bad) != 0) return nonfinite_row(k, q);
   float lo4[4], hi4[4];
   _mm_storeu_ps(lo4, vlo);
