@@ -209,7 +209,9 @@ TEST(Plan, SameKernelsIgnoresTheTiling) {
   int retiled = 0, other_kernels = 0;
   for (const PlanOption& a : options)
     for (const PlanOption& b : options) {
-      if (same_plan(a.plan, b.plan)) EXPECT_TRUE(same_kernels(a.plan, b.plan)) << a.name << " / " << b.name;
+      if (same_plan(a.plan, b.plan)) {
+        EXPECT_TRUE(same_kernels(a.plan, b.plan)) << a.name << " / " << b.name;
+      }
       if (!same_plan(a.plan, b.plan)) {
         const bool kernels = same_kernels(a.plan, b.plan);
         EXPECT_EQ(kernels, segments(a.plan.per_uarch[0]) == segments(b.plan.per_uarch[0])) << a.name << " / " << b.name;
