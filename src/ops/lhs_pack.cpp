@@ -8,7 +8,6 @@
 #endif
 
 #include "format/layout.h"
-#include "ops/quantize_activations.h"
 
 namespace lowbit {
 
@@ -69,7 +68,7 @@ LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups) {
 }
 
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
-              uint8_t* out) {
+              uint8_t* out, RowQuantizeFn quantize) {
   const size_t groups = k / group_size;
   const size_t sum_block = size_t(col_sum_block(int(group_size)));
   const LhsBlockLayout l = lhs_block_layout(f, k, groups);
@@ -89,7 +88,7 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
     for (size_t r = 0; r < size_t(f.mr) && b0 + r < m; ++r) {
       // With one row per block the interleave is the identity: quantize in place.
       int8_t* qr = f.mr == 1 ? q : row.data();
-      const RowQuant rq = quantize_row(x + (b0 + r) * ldx, k, qr);
+      const RowQuant rq = quantize(x + (b0 + r) * ldx, k, qr);
       scales[r] = rq.scale;
       zeros[r] = rq.zero;
       chunk_sums(qr, k, chunks.data());

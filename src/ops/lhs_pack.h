@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/quantize_activations.h"
+
 namespace lowbit {
 
 struct LhsFormat {
@@ -28,9 +30,10 @@ struct LhsBlockLayout {
 
 LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups);
 
-// Quantizes rows [0, m) of x (row stride ldx floats) into ceil(m/mr) blocks at `out`.
+// Quantizes rows [0, m) of x (row stride ldx floats) into ceil(m/mr) blocks at `out`, each
+// row with `quantize` (the kernel's, KernelDesc::quantize, when it has one).
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
-              uint8_t* out);
+              uint8_t* out, RowQuantizeFn quantize = quantize_row);
 
 // Block accessors.
 inline const float* lhs_scales(const uint8_t* block) { return reinterpret_cast<const float*>(block); }

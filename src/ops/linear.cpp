@@ -90,6 +90,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
   // One LHS packing per distinct (format, rows) the per-uarch plans use.
   struct LhsRef {
     LhsFormat format;
+    RowQuantizeFn quantize = quantize_row;
     int row_begin = 0, rows = 0;
     size_t offset = 0, block_bytes = 0;
   };
@@ -109,6 +110,8 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
       if (i == num_refs) {
         LhsRef& r = refs[num_refs++];
         r.format = seg.kernel->lhs;
+        // The ISA's quantizer (one the profile has: the plan's kernel requires it).
+        if (seg.kernel->quantize != nullptr) r.quantize = seg.kernel->quantize;
         r.row_begin = seg.row_begin;
         r.rows = seg.rows;
         r.block_bytes = lhs_block_layout(r.format, size_t(k), size_t(geo_.groups)).block_bytes;
@@ -123,7 +126,8 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
   if (lhs_.size() < total) lhs_.resize(total);
   for (int i = 0; i < num_refs; ++i)
     pack_lhs(refs[i].format, size_t(refs[i].rows), size_t(k), size_t(geo_.group_size),
-             x + size_t(refs[i].row_begin) * k, size_t(k), lhs_.data() + refs[i].offset);
+             x + size_t(refs[i].row_begin) * k, size_t(k), lhs_.data() + refs[i].offset,
+             refs[i].quantize);
 
   payload_ = w.payload();
   bias_ = geo_.has_bias ? reinterpret_cast<const float*>(payload_ + geo_.bias_offset) : nullptr;

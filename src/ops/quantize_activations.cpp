@@ -12,20 +12,6 @@ namespace lowbit {
 
 namespace {
 
-RowQuant nonfinite_row(size_t k, int8_t* q) {
-  std::memset(q, 0, k);
-  return {std::numeric_limits<float>::quiet_NaN(), 0};
-}
-
-// Scale and zero point from the row's range; shared by both paths so they cannot diverge.
-RowQuant row_params(float lo, float hi) {
-  float s = (hi - lo) / 255.0f;
-  if (s == 0.0f) s = 1.0f;  // a row of zeros (or one whose range underflows)
-  float zp = std::nearbyint(-128.0f - lo / s);
-  zp = std::fmin(std::fmax(zp, -128.0f), 127.0f);
-  return {s, int32_t(zp)};
-}
-
 inline int8_t quantize_value(float x, float s, float zp) {
   float q = std::nearbyint(x / s) + zp;
   q = std::fmin(std::fmax(q, -128.0f), 127.0f);
@@ -34,15 +20,37 @@ inline int8_t quantize_value(float x, float s, float zp) {
 
 }  // namespace
 
+RowQuant nonfinite_row(size_t k, int8_t* q) {
+  std::memset(q, 0, k);
+  return {std::numeric_limits<float>::quiet_NaN(), 0};
+}
+
+RowQuant row_params(float lo, float hi) {
+  float s = (hi - lo) / 255.0f;
+  if (s == 0.0f) s = 1.0f;  // a row of zeros (or one whose range underflows)
+  float zp = std::nearbyint(-128.0f - lo / s);
+  zp = std::fmin(std::fmax(zp, -128.0f), 127.0f);
+  return {s, int32_t(zp)};
+}
+
+bool range_tail(const float* x, size_t from, size_t k, float* lo, float* hi) {
+  for (size_t i = from; i < k; ++i) {
+    if (!std::isfinite(x[i])) return false;
+    *lo = std::fmin(*lo, x[i]);
+    *hi = std::fmax(*hi, x[i]);
+  }
+  return true;
+}
+
+void quantize_tail(const float* x, size_t from, size_t k, RowQuant r, int8_t* q) {
+  for (size_t i = from; i < k; ++i) q[i] = quantize_value(x[i], r.scale, float(r.zero));
+}
+
 RowQuant quantize_row_scalar(const float* x, size_t k, int8_t* q) {
   float lo = 0.0f, hi = 0.0f;
-  for (size_t i = 0; i < k; ++i) {
-    if (!std::isfinite(x[i])) return nonfinite_row(k, q);
-    lo = std::fmin(lo, x[i]);
-    hi = std::fmax(hi, x[i]);
-  }
+  if (!range_tail(x, 0, k, &lo, &hi)) return nonfinite_row(k, q);
   const RowQuant r = row_params(lo, hi);
-  for (size_t i = 0; i < k; ++i) q[i] = quantize_value(x[i], r.scale, float(r.zero));
+  quantize_tail(x, 0, k, r, q);
   return r;
 }
 
@@ -78,11 +86,7 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
     lo = std::fmin(lo, lo4[j]);
     hi = std::fmax(hi, hi4[j]);
   }
-  for (size_t t = i; t < k; ++t) {
-    if (!std::isfinite(x[t])) return nonfinite_row(k, q);
-    lo = std::fmin(lo, x[t]);
-    hi = std::fmax(hi, x[t]);
-  }
+  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
   const RowQuant r = row_params(lo, hi);
   // cvtps2dq rounds half-to-even in the default rounding mode, like nearbyint. Clamping in
   // int32 after the add equals clamping in f32: both values are small integers.
@@ -98,7 +102,7 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
     const __m128i w01 = _mm_packs_epi32(w[0], w[1]), w23 = _mm_packs_epi32(w[2], w[3]);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(w01, w23));
   }
-  for (; i < k; ++i) q[i] = quantize_value(x[i], r.scale, float(r.zero));
+  quantize_tail(x, i, k, r, q);
   return r;
 }
 

@@ -21,4 +21,18 @@ RowQuant quantize_row_scalar(const float* x, size_t k, int8_t* q);
 // Same results bit for bit, vectorised for the baseline ISA (SSE2 / Advanced SIMD).
 RowQuant quantize_row(const float* x, size_t k, int8_t* q);
 
+// A row quantizer: quantize_row's contract. Wider ones live with their ISA's kernels, which
+// name theirs in the registry (KernelDesc::quantize).
+using RowQuantizeFn = RowQuant (*)(const float* x, size_t k, int8_t* q);
+
+// The scalar pieces every vectorised quantizer shares with the definition, so none diverges.
+// Scale and zero point from a row's range [lo, hi] (lo <= 0 <= hi).
+RowQuant row_params(float lo, float hi);
+// The result for a row holding NaN or ±Inf (zeroes q[0, k)).
+RowQuant nonfinite_row(size_t k, int8_t* q);
+// Widens [*lo, *hi] by x[from, k); false when one of them is not finite.
+bool range_tail(const float* x, size_t from, size_t k, float* lo, float* hi);
+// q[from, k) of a row quantized with r.
+void quantize_tail(const float* x, size_t from, size_t k, RowQuant r, int8_t* q);
+
 }  // namespace lowbit

@@ -163,9 +163,11 @@ std::vector<KernelDesc> builtin_kernels() {
       {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
        row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni), kSkipsSums},
+       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni), kSkipsSums,
+       LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)},
       {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
-       row_counts({2, 4, 8}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni)},
+       row_counts({2, 4, 8}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni), false,
+       LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)},
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
       {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
        LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},

@@ -42,6 +42,9 @@ struct KernelDesc {
   // It reads only the records of its layout's panels, not their column sums (the x86 GEMVs
   // that stream weights from DRAM): fewer bytes than the panels hold.
   bool skips_sums = false;
+  // The row quantizer its ISA runs when packing its LHS (ops/lhs_pack.h); the same bits as
+  // the baseline quantize_row, which nullptr means.
+  RowQuantizeFn quantize = nullptr;
 };
 constexpr bool kSkipsSums = true;
 

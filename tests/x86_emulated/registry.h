@@ -1,21 +1,29 @@
-// Kernels compiled through SIMDe (simde_prelude.h), by registry name: each generated TU
-// registers its kernel from a static initialiser; test_x86_kernels swaps them in.
+// Kernels and row quantizers compiled through SIMDe (simde_prelude.h): each generated TU
+// registers its function and the real one it stands for from a static initialiser;
+// test_x86_kernels swaps them in.
 #pragma once
 
 #include <vector>
 
+#include "ops/quantize_activations.h"
 #include "registry/kernel.h"
 
 namespace lowbit {
 
 struct EmulatedFn {
-  const char* name;
-  UKernelFn fn;
+  const char* name;  // the kernel's registry name (or the quantizer's function name)
+  UKernelFn fn = nullptr;
+  RowQuantizeFn quantize = nullptr, real_quantize = nullptr;
 };
 std::vector<EmulatedFn>& emulated_kernels();
 
 struct RegisterEmulated {
-  RegisterEmulated(const char* name, UKernelFn fn) { emulated_kernels().push_back({name, fn}); }
+  RegisterEmulated(const char* name, UKernelFn fn, UKernelFn) {
+    emulated_kernels().push_back({name, fn});
+  }
+  RegisterEmulated(const char* name, RowQuantizeFn fn, RowQuantizeFn real) {
+    emulated_kernels().push_back({name, nullptr, fn, real});
+  }
 };
 
 }  // namespace lowbit

@@ -63,6 +63,16 @@ inline Vec fmadd(Vec a, Vec b, Vec c) {
   std::memcpy(&c, z, sizeof(z));
   return c;
 }
+// Round to nearest, ties to even (the default MXCSR mode), as vcvtps2dq does.
+inline simde__m512i cvtps_epi32(simde__m512 v) {
+  float in[16];
+  int32_t out[16];
+  std::memcpy(in, &v, 64);
+  for (int i = 0; i < 16; ++i) out[i] = int32_t(std::nearbyint(in[i]));
+  simde__m512i r;
+  std::memcpy(&r, out, 64);
+  return r;
+}
 }  // namespace emu
 #undef _mm512_fmadd_ps
 #undef _mm256_fmadd_ps
@@ -74,5 +84,6 @@ inline Vec fmadd(Vec a, Vec b, Vec c) {
 #define _mm512_maskz_slli_epi32 emu::maskz_slli_epi32
 #define _mm512_maskz_loadu_ps emu::maskz_loadu_ps
 #define _mm512_mask_storeu_ps emu::mask_storeu_ps
+#define _mm512_cvtps_epi32 emu::cvtps_epi32
 
 #include "x86_emulated/registry.h"

@@ -3,6 +3,7 @@
 // docs/x86-kernels.md describes them; gemv.h and gemm.h hold the loops.
 #pragma once
 
+#include "ops/quantize_activations.h"
 #include "registry/kernel.h"
 
 namespace lowbit {
@@ -18,5 +19,7 @@ void qa8_qw_gemm_4x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args)
 // AVX-512 VNNI (512-bit vpdpbusd / vpdpwssd), layout x86_avx512_n16k4s64_sums.
 void qa8_qw_gemv_1x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_8x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args);
+// Their activation quantizer: quantize_row with 512-bit vectors.
+RowQuant f32_qa8_quantize_row__avx512vnni(const float* x, size_t k, int8_t* q);
 
 }  // namespace lowbit

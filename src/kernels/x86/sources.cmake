@@ -21,10 +21,11 @@ set(avxvnni_kernels
   kernels/x86/avxvnni/qa8_qw_gemm_4x8c4__avxvnni.cpp)
 set(avx512vnni_kernels
   kernels/x86/avx512vnni/qa8_qw_gemv_1x16c4__avx512vnni.cpp
-  kernels/x86/avx512vnni/qa8_qw_gemm_8x16c4__avx512vnni.cpp)
+  kernels/x86/avx512vnni/qa8_qw_gemm_8x16c4__avx512vnni.cpp
+  kernels/x86/avx512vnni/f32_qa8_quantize_row__avx512vnni.cpp)
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}" ${avx2_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}" ${avxvnni_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}" ${avx512vnni_kernels})
 # The kernels a CPU may lack, which the tests also run through SIMDe (tests/CMakeLists.txt).
-# Each file defines one kernel named like the file.
+# Each file defines one function named like the file.
 set(LOWBIT_X86_EMULATED_KERNELS ${avxvnni_kernels} ${avx512vnni_kernels} CACHE INTERNAL "")
