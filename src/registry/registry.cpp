@@ -140,7 +140,8 @@ constexpr IsaSet kArmI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 std::vector<KernelDesc> builtin_kernels() {
   // What each kernel costs is looked up by name: select/generic_costs.cpp and tuning records.
   std::vector<KernelDesc> k = {
-      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, every_row_bits, fn
+      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, every_row_bits, fn,
+      // skips_sums, quantize
       {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
        qa8_qw_gemm_1x1c1__scalar},
       {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount, 0,
@@ -151,17 +152,23 @@ std::vector<KernelDesc> builtin_kernels() {
       // every row count at 4 bits; other widths run partial blocks as 2, 4 or MR rows
       // (kernels/x86/gemm.h with_rows).
       {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2), kSkipsSums},
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2), kSkipsSums,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemv_1x8c4_sums__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2)},
+       LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2), false,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni), kSkipsSums},
+       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni), kSkipsSums,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemv_1x8c4_sums__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
-       0, LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni)},
+       0, LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni), false,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
-       bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2)},
+       bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2), false,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
-       row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni)},
+       row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni), false,
+       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
       {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
        kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni), kSkipsSums,
        LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)},

@@ -14,7 +14,8 @@ set(LOWBIT_X86_AVX512VNNI_FLAGS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx5
 set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemv_1x8c4__avx2.cpp
   kernels/x86/avx2/qa8_qw_gemv_1x8c4_sums__avx2.cpp
-  kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp)
+  kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp
+  kernels/x86/avx2/f32_qa8_quantize_row__avx2.cpp)
 set(avxvnni_kernels
   kernels/x86/avxvnni/qa8_qw_gemv_1x8c4__avxvnni.cpp
   kernels/x86/avxvnni/qa8_qw_gemv_1x8c4_sums__avxvnni.cpp
@@ -26,6 +27,7 @@ set(avx512vnni_kernels
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX2_FLAGS}" ${avx2_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVXVNNI_FLAGS}" ${avxvnni_kernels})
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_X86_AVX512VNNI_FLAGS}" ${avx512vnni_kernels})
-# The kernels a CPU may lack, which the tests also run through SIMDe (tests/CMakeLists.txt).
-# Each file defines one function named like the file.
-set(LOWBIT_X86_EMULATED_KERNELS ${avxvnni_kernels} ${avx512vnni_kernels} CACHE INTERNAL "")
+# The kernels a CPU may lack, which the tests also run through SIMDe (tests/CMakeLists.txt),
+# and the AVX2 quantizer the AVX-VNNI ones call. Each file defines one function named like it.
+set(LOWBIT_X86_EMULATED_KERNELS ${avxvnni_kernels} ${avx512vnni_kernels}
+    kernels/x86/avx2/f32_qa8_quantize_row__avx2.cpp CACHE INTERNAL "")
