@@ -3,8 +3,6 @@
 // the bits are the scalar definition's; the tail and the per-row scalars are its own code.
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "kernels/x86/kernels.h"
 
 namespace lowbit {
@@ -28,10 +26,11 @@ RowQuant f32_qa8_quantize_row__avx2(const float* x, size_t k, int8_t* q) {
   alignas(32) float lo8[8], hi8[8];
   _mm256_store_ps(lo8, _mm256_min_ps(_mm256_min_ps(los[0], los[1]), _mm256_min_ps(los[2], los[3])));
   _mm256_store_ps(hi8, _mm256_max_ps(_mm256_max_ps(his[0], his[1]), _mm256_max_ps(his[2], his[3])));
+  // No NaN left: plain compares (std::fmin would be a libm call per lane).
   float lo = 0.0f, hi = 0.0f;
   for (int j = 0; j < 8; ++j) {
-    lo = std::fmin(lo, lo8[j]);
-    hi = std::fmax(hi, hi8[j]);
+    lo = lo8[j] < lo ? lo8[j] : lo;
+    hi = hi8[j] > hi ? hi8[j] : hi;
   }
   if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
   const RowQuant r = row_params(lo, hi);

@@ -3,8 +3,6 @@
 // the bits are the scalar definition's; the tail and the per-row scalars are its own code.
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "kernels/x86/kernels.h"
 
 // GCC 12 flags the self-initialised `__Y` placeholder inside its own min/max/cvt intrinsics.
@@ -40,10 +38,11 @@ RowQuant f32_qa8_quantize_row__avx512vnni(const float* x, size_t k, int8_t* q) {
   alignas(64) float lo16[16], hi16[16];
   _mm512_store_ps(lo16, _mm512_min_ps(lo0, lo1));
   _mm512_store_ps(hi16, _mm512_max_ps(hi0, hi1));
+  // No NaN left: plain compares (std::fmin would be a libm call per lane).
   float lo = 0.0f, hi = 0.0f;
   for (int j = 0; j < 16; ++j) {
-    lo = std::fmin(lo, lo16[j]);
-    hi = std::fmax(hi, hi16[j]);
+    lo = lo16[j] < lo ? lo16[j] : lo;
+    hi = hi16[j] > hi ? hi16[j] : hi;
   }
   if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
   const RowQuant r = row_params(lo, hi);
