@@ -6,6 +6,8 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 namespace lowbit {
@@ -101,6 +103,48 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
     // Saturating packs clamp to [-128, 127] exactly.
     const __m128i w01 = _mm_packs_epi32(w[0], w[1]), w23 = _mm_packs_epi32(w[2], w[3]);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(w01, w23));
+  }
+  quantize_tail(x, i, k, r, q);
+  return r;
+}
+
+#elif defined(__aarch64__)
+
+RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
+  // The same two passes with Advanced SIMD (baseline on AArch64), four chains each.
+  const float32x4_t zero = vdupq_n_f32(0.0f);
+  float32x4_t los[4] = {zero, zero, zero, zero}, his[4] = {zero, zero, zero, zero};
+  uint32x4_t bads[4] = {vdupq_n_u32(0), vdupq_n_u32(0), vdupq_n_u32(0), vdupq_n_u32(0)};
+  size_t i = 0;
+  const auto range = [&](int j, const float* p) {
+    const float32x4_t v = vld1q_f32(p);
+    los[j] = vminq_f32(los[j], v);
+    his[j] = vmaxq_f32(his[j], v);
+    const float32x4_t z = vmulq_f32(v, zero);  // NaN for NaN and ±Inf, else ±0
+    bads[j] = vorrq_u32(bads[j], vmvnq_u32(vceqq_f32(z, z)));
+  };
+  for (; i + 16 <= k; i += 16) {
+    for (int j = 0; j < 4; ++j) range(j, x + i + 4 * j);
+  }
+  for (; i + 4 <= k; i += 4) range(0, x + i);
+  const uint32x4_t bad = vorrq_u32(vorrq_u32(bads[0], bads[1]), vorrq_u32(bads[2], bads[3]));
+  if (vmaxvq_u32(bad) != 0) return nonfinite_row(k, q);
+  // The chains start at 0, so these already include it; no NaN is left to propagate.
+  float lo = vminvq_f32(vminq_f32(vminq_f32(los[0], los[1]), vminq_f32(los[2], los[3])));
+  float hi = vmaxvq_f32(vmaxq_f32(vmaxq_f32(his[0], his[1]), vmaxq_f32(his[2], his[3])));
+  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
+  const RowQuant r = row_params(lo, hi);
+  // fcvtns rounds to nearest, ties to even, like nearbyint; the saturating narrows clamp to
+  // [-128, 127], which equals clamping in f32 (small integers).
+  const float32x4_t vs = vdupq_n_f32(r.scale);
+  const int32x4_t vzp = vdupq_n_s32(r.zero);
+  for (i = 0; i + 16 <= k; i += 16) {
+    int32x4_t w[4];
+    for (int j = 0; j < 4; ++j)
+      w[j] = vaddq_s32(vcvtnq_s32_f32(vdivq_f32(vld1q_f32(x + i + 4 * j), vs)), vzp);
+    const int16x8_t w01 = vcombine_s16(vqmovn_s32(w[0]), vqmovn_s32(w[1]));
+    const int16x8_t w23 = vcombine_s16(vqmovn_s32(w[2]), vqmovn_s32(w[3]));
+    vst1q_s8(q + i, vcombine_s8(vqmovn_s16(w01), vqmovn_s16(w23)));
   }
   quantize_tail(x, i, k, r, q);
   return r;

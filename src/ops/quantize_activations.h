@@ -18,8 +18,8 @@ struct RowQuant {
 // The scalar definition: the oracle for quantize_row.
 RowQuant quantize_row_scalar(const float* x, size_t k, int8_t* q);
 
-// Same results bit for bit, vectorised for the x86-64 baseline (SSE2); elsewhere the scalar
-// definition itself.
+// Same results bit for bit, vectorised for the baseline ISA (SSE2 / Advanced SIMD);
+// elsewhere the scalar definition itself.
 RowQuant quantize_row(const float* x, size_t k, int8_t* q);
 
 // A row quantizer: quantize_row's contract. Wider ones live with their ISA's kernels, which

@@ -47,6 +47,7 @@ struct KernelDesc {
   RowQuantizeFn quantize = nullptr;
 };
 constexpr bool kSkipsSums = true;
+constexpr bool kReadsSums = false;
 
 constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
   uint16_t m = 0;
