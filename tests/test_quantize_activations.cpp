@@ -9,6 +9,7 @@
 #include "format/layout.h"
 #include "ops/lhs_pack.h"
 #include "ops/quantize_activations.h"
+#include "test_util.h"
 
 namespace lowbit {
 namespace {
@@ -85,6 +86,11 @@ TEST(QuantizeActivations, RoundTripErrorIsWithinHalfAStep) {
       EXPECT_LE(std::fabs(r.scale * float(q[i] - r.zero) - x[i]), r.scale * 0.5001f + 1e-6f);
     expect_same(x);
   }
+}
+
+// The baseline vectorised path (SSE2 / Advanced SIMD) on every branch: tails, ties, non-finite.
+TEST(QuantizeActivations, BaselineMatchesScalarDefinitionOnEveryBranch) {
+  test::expect_quantizer_matches_scalar(quantize_row);
 }
 
 TEST(QuantizeActivations, AllPositiveAndAllNegativeRowsUseTheWholeRange) {

@@ -3,16 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "format/problem.h"
+#include "ops/quantize_activations.h"
 #include "ops/reference.h"
 
 namespace lowbit::test {
@@ -75,6 +78,59 @@ inline std::vector<float> reference(const Weights& w, int m, const float* x, Cla
   std::vector<float> y(size_t(m) * w.p.n);
   reference_linear(w.p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr(), m, x, y.data(), c);
   return y;
+}
+
+// `quantize` against quantize_row_scalar, bit for bit, on rows that reach every branch of a
+// vectorised quantizer: vector bodies and scalar tails, unaligned rows, NaN and ±Inf anywhere,
+// exact ties of x / s, tiny (denormal) and huge ranges, one-signed, zero and constant rows;
+// and not a byte written past k.
+inline void expect_quantizer_matches_scalar(RowQuantizeFn quantize) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> step(0, 254);
+  const auto expect_same = [&](const std::vector<float>& row, const char* what) {
+    const size_t k = row.size();
+    std::vector<float> x(k + 1);
+    std::vector<int8_t> want(k), got(k + 2, 99);
+    for (size_t off : {0, 1}) {  // off = 1: the row and the output one element past alignment
+      std::copy(row.begin(), row.end(), x.begin() + off);
+      const RowQuant rw = quantize_row_scalar(row.data(), k, want.data());
+      const RowQuant rg = quantize(x.data() + off, k, got.data() + off);
+      ASSERT_EQ(std::memcmp(&rw.scale, &rg.scale, 4), 0) << what << " k=" << k << ": " << rw.scale << " vs " << rg.scale;
+      ASSERT_EQ(rw.zero, rg.zero) << what << " k=" << k;
+      ASSERT_EQ(std::memcmp(want.data(), got.data() + off, k), 0) << what << " k=" << k << " off=" << off;
+      ASSERT_EQ(got[k + off], 99) << what << " k=" << k << ": wrote past the row";
+      got.assign(k + 2, 99);
+    }
+  };
+  for (size_t k : {1, 15, 16, 17, 31, 32, 33, 47, 48, 100, 4096, 4099}) {
+    std::vector<float> row(k);
+    for (float mag : {1.0f, 1e-30f, 1e30f, 1e-40f /* denormal */, 3e38f}) {
+      for (float& v : row) v = normal(rng) * mag;
+      expect_same(row, "random");
+      for (float& v : row) v = std::fabs(v);
+      expect_same(row, "positive");
+      for (float& v : row) v = -v;
+      expect_same(row, "negative");
+    }
+    std::fill(row.begin(), row.end(), 0.0f);
+    expect_same(row, "zeros");
+    std::fill(row.begin(), row.end(), 3.5f);
+    expect_same(row, "constant");
+    // Range [0, 255]: s = 1, and every other value is an exact tie j + 0.5.
+    for (float& v : row) v = float(step(rng)) + 0.5f;
+    row[0] = 0.0f;
+    if (k > 1) row[k - 1] = 255.0f;
+    expect_same(row, "ties");
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                      -std::numeric_limits<float>::infinity()})
+      for (size_t pos : {size_t(0), k / 2, k - 1}) {
+        for (float& v : row) v = normal(rng);
+        row[pos] = bad;
+        expect_same(row, "non-finite");
+      }
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 inline bool bits_equal(const float* a, const float* b, size_t n) {
