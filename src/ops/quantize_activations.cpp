@@ -20,13 +20,7 @@ inline int8_t quantize_value(float x, float s, float zp) {
   return int8_t(q);
 }
 
-}  // namespace
-
-RowQuant nonfinite_row(size_t k, int8_t* q) {
-  std::memset(q, 0, k);
-  return {std::numeric_limits<float>::quiet_NaN(), 0};
-}
-
+// Scale and zero point from the row's range [lo, hi] (lo <= 0 <= hi).
 RowQuant row_params(float lo, float hi) {
   float s = (hi - lo) / 255.0f;
   if (s == 0.0f) s = 1.0f;  // a row of zeros (or one whose range underflows)
@@ -41,6 +35,26 @@ bool range_tail(const float* x, size_t from, size_t k, float* lo, float* hi) {
     *lo = std::fmin(*lo, x[i]);
     *hi = std::fmax(*hi, x[i]);
   }
+  return true;
+}
+
+}  // namespace
+
+RowQuant nonfinite_row(size_t k, int8_t* q) {
+  std::memset(q, 0, k);
+  return {std::numeric_limits<float>::quiet_NaN(), 0};
+}
+
+bool finish_range(const float* lo_lanes, const float* hi_lanes, size_t lanes, const float* x,
+                  size_t from, size_t k, RowQuant* r) {
+  // No NaN among the lanes: plain compares (std::fmin would be a libm call per lane).
+  float lo = 0.0f, hi = 0.0f;
+  for (size_t j = 0; j < lanes; ++j) {
+    lo = lo_lanes[j] < lo ? lo_lanes[j] : lo;
+    hi = hi_lanes[j] > hi ? hi_lanes[j] : hi;
+  }
+  if (!range_tail(x, from, k, &lo, &hi)) return false;
+  *r = row_params(lo, hi);
   return true;
 }
 
@@ -83,13 +97,8 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
   float lo4[4], hi4[4];
   _mm_storeu_ps(lo4, vlo);
   _mm_storeu_ps(hi4, vhi);
-  float lo = 0.0f, hi = 0.0f;
-  for (int j = 0; j < 4; ++j) {
-    lo = std::fmin(lo, lo4[j]);
-    hi = std::fmax(hi, hi4[j]);
-  }
-  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
-  const RowQuant r = row_params(lo, hi);
+  RowQuant r;
+  if (!finish_range(lo4, hi4, 4, x, i, k, &r)) return nonfinite_row(k, q);
   // cvtps2dq rounds half-to-even in the default rounding mode, like nearbyint. Clamping in
   // int32 after the add equals clamping in f32: both values are small integers.
   const __m128 vs = _mm_set1_ps(r.scale);
@@ -129,11 +138,11 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q) {
   for (; i + 4 <= k; i += 4) range(0, x + i);
   const uint32x4_t bad = vorrq_u32(vorrq_u32(bads[0], bads[1]), vorrq_u32(bads[2], bads[3]));
   if (vmaxvq_u32(bad) != 0) return nonfinite_row(k, q);
-  // The chains start at 0, so these already include it; no NaN is left to propagate.
-  float lo = vminvq_f32(vminq_f32(vminq_f32(los[0], los[1]), vminq_f32(los[2], los[3])));
-  float hi = vmaxvq_f32(vmaxq_f32(vmaxq_f32(his[0], his[1]), vmaxq_f32(his[2], his[3])));
-  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
-  const RowQuant r = row_params(lo, hi);
+  float lo4[4], hi4[4];
+  vst1q_f32(lo4, vminq_f32(vminq_f32(los[0], los[1]), vminq_f32(los[2], los[3])));
+  vst1q_f32(hi4, vmaxq_f32(vmaxq_f32(his[0], his[1]), vmaxq_f32(his[2], his[3])));
+  RowQuant r;
+  if (!finish_range(lo4, hi4, 4, x, i, k, &r)) return nonfinite_row(k, q);
   // fcvtns rounds to nearest, ties to even, like nearbyint; the saturating narrows clamp to
   // [-128, 127], which equals clamping in f32 (small integers).
   const float32x4_t vs = vdupq_n_f32(r.scale);

@@ -27,12 +27,13 @@ RowQuant quantize_row(const float* x, size_t k, int8_t* q);
 using RowQuantizeFn = RowQuant (*)(const float* x, size_t k, int8_t* q);
 
 // The scalar pieces every vectorised quantizer shares with the definition, so none diverges.
-// Scale and zero point from a row's range [lo, hi] (lo <= 0 <= hi).
-RowQuant row_params(float lo, float hi);
+// The end of a vector range pass over x[0, from): its lanes' minima and maxima (finite: the
+// pass checked), then x[from, k) the scalar way, then the row's scale and zero point into *r.
+// False when a value of x[from, k) is not finite.
+bool finish_range(const float* lo_lanes, const float* hi_lanes, size_t lanes, const float* x,
+                  size_t from, size_t k, RowQuant* r);
 // The result for a row holding NaN or ±Inf (zeroes q[0, k)).
 RowQuant nonfinite_row(size_t k, int8_t* q);
-// Widens [*lo, *hi] by x[from, k); false when one of them is not finite.
-bool range_tail(const float* x, size_t from, size_t k, float* lo, float* hi);
 // q[from, k) of a row quantized with r.
 void quantize_tail(const float* x, size_t from, size_t k, RowQuant r, int8_t* q);
 

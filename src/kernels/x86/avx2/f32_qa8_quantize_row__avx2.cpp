@@ -1,6 +1,6 @@
 // quantize_row (ops/quantize_activations.h) with 256-bit vectors: 8 values per min, max and
 // divide instead of SSE2's 4. Still DESIGN §1's division x / s, not a reciprocal multiply, so
-// the bits are the scalar definition's; the tail and the per-row scalars are its own code.
+// the bits are the scalar definition's; the end of the range, the tail and the per-row scalars are its own code.
 #include <immintrin.h>
 
 #include "kernels/x86/kernels.h"
@@ -26,14 +26,8 @@ RowQuant f32_qa8_quantize_row__avx2(const float* x, size_t k, int8_t* q) {
   alignas(32) float lo8[8], hi8[8];
   _mm256_store_ps(lo8, _mm256_min_ps(_mm256_min_ps(los[0], los[1]), _mm256_min_ps(los[2], los[3])));
   _mm256_store_ps(hi8, _mm256_max_ps(_mm256_max_ps(his[0], his[1]), _mm256_max_ps(his[2], his[3])));
-  // No NaN left: plain compares (std::fmin would be a libm call per lane).
-  float lo = 0.0f, hi = 0.0f;
-  for (int j = 0; j < 8; ++j) {
-    lo = lo8[j] < lo ? lo8[j] : lo;
-    hi = hi8[j] > hi ? hi8[j] : hi;
-  }
-  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
-  const RowQuant r = row_params(lo, hi);
+  RowQuant r;
+  if (!finish_range(lo8, hi8, 8, x, i, k, &r)) return nonfinite_row(k, q);
   // vcvtps2dq rounds half-to-even (the default MXCSR mode), like nearbyint; the saturating
   // packs clamp to [-128, 127], which equals clamping in f32 (small integers). The packs work
   // per 128-bit lane, so the last permute puts the 4-byte runs back in order.

@@ -1,6 +1,6 @@
 // quantize_row (ops/quantize_activations.h) with 512-bit vectors: 16 values per min, max and
 // divide instead of SSE2's 4. Still DESIGN §1's division x / s, not a reciprocal multiply, so
-// the bits are the scalar definition's; the tail and the per-row scalars are its own code.
+// the bits are the scalar definition's; the end of the range, the tail and the per-row scalars are its own code.
 #include <immintrin.h>
 
 #include "kernels/x86/kernels.h"
@@ -38,14 +38,8 @@ RowQuant f32_qa8_quantize_row__avx512vnni(const float* x, size_t k, int8_t* q) {
   alignas(64) float lo16[16], hi16[16];
   _mm512_store_ps(lo16, _mm512_min_ps(lo0, lo1));
   _mm512_store_ps(hi16, _mm512_max_ps(hi0, hi1));
-  // No NaN left: plain compares (std::fmin would be a libm call per lane).
-  float lo = 0.0f, hi = 0.0f;
-  for (int j = 0; j < 16; ++j) {
-    lo = lo16[j] < lo ? lo16[j] : lo;
-    hi = hi16[j] > hi ? hi16[j] : hi;
-  }
-  if (!range_tail(x, i, k, &lo, &hi)) return nonfinite_row(k, q);
-  const RowQuant r = row_params(lo, hi);
+  RowQuant r;
+  if (!finish_range(lo16, hi16, 16, x, i, k, &r)) return nonfinite_row(k, q);
   // vcvtps2dq rounds half-to-even (the default MXCSR mode), like nearbyint; vpmovsdb
   // saturates to [-128, 127], which equals clamping in f32 (small integers).
   const __m512 vs = _mm512_set1_ps(r.scale);
