@@ -6,12 +6,16 @@
 //   openblas/... sgemv (m = 1) / sgemm on f32 weights
 //   stream/...   reading the same bytes, several loop shapes (take the fastest)
 //   peak/...     independent dot-product instructions (MAC/s ceiling)
+//   lhs/...      activation quantization and LHS packing alone, with each row quantizer a
+//                kernel of this CPU runs (the baseline quantize_row, or its ISA's)
 // Counters: MACs/s (m·n·k per second), weight B/s (packed bytes per second). bench/summarize.py
 // turns the JSON output into ratios.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -22,6 +26,8 @@
 #include "ceilings.h"
 #include "cpu/profile.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/lhs_pack.h"
+#include "registry/registry.h"
 #include "util/aligned.h"
 
 extern "C" void openblas_set_num_threads(int);
@@ -163,6 +169,46 @@ void run_peak(benchmark::State& st, uint64_t (*fn)(int64_t), int64_t macs_per_it
 
 #endif
 
+// m rows of k activations: each row quantized alone (quantize), or the whole LHS packed for
+// the kernel's tile (pack), the part of a call before its micro-kernels run.
+void run_lhs(benchmark::State& st, LhsFormat f, RowQuantizeFn quantize, bool pack, int m, int k,
+             int group) {
+  const std::vector<float> x = activations(m, k);
+  const size_t blocks = (size_t(m) + size_t(f.mr) - 1) / size_t(f.mr);
+  AlignedBuffer out(blocks * lhs_block_layout(f, size_t(k), size_t(k / group)).block_bytes);
+  for (auto _ : st) {
+    if (pack) {
+      pack_lhs(f, size_t(m), size_t(k), size_t(group), x.data(), size_t(k), out.data(), quantize);
+    } else {
+      for (int r = 0; r < m; ++r)
+        benchmark::DoNotOptimize(quantize(x.data() + size_t(r) * k, size_t(k), reinterpret_cast<int8_t*>(out.data()) + size_t(r) * k));
+    }
+    benchmark::ClobberMemory();
+  }
+  st.counters["B/s"] = benchmark::Counter(double(m) * k * 4, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// lhs/...: per distinct row quantizer of the kernels this CPU runs, named after the first
+// kernel using it, quantizing alone; per multi-row kernel, its whole LHS packing.
+void register_lhs(const IsaSet& isa, const std::function<void(const std::string&, std::function<void(benchmark::State&)>)>& reg) {
+  constexpr int kM = 128, kK = 4096, kGroup = 32;
+  const std::string shape = "/m=" + std::to_string(kM) + "/k=" + std::to_string(kK) + "/g=" + std::to_string(kGroup);
+  std::vector<RowQuantizeFn> seen = {quantize_row};
+  reg("lhs/quantize/baseline" + shape, [=](benchmark::State& st) { run_lhs(st, {1, 1}, quantize_row, false, kM, kK, kGroup); });
+  for (const KernelDesc& kd : default_registry().kernels()) {
+    if (!kd.fn || !isa.contains(kd.requires)) continue;
+    const RowQuantizeFn q = kd.quantize ? kd.quantize : quantize_row;
+    if (std::find(seen.begin(), seen.end(), q) == seen.end()) {
+      seen.push_back(q);
+      reg(std::string("lhs/quantize/") + kd.name + shape,
+          [=](benchmark::State& st) { run_lhs(st, {1, 1}, q, false, kM, kK, kGroup); });
+    }
+    if (kd.mr > 1)
+      reg(std::string("lhs/pack/") + kd.name + shape,
+          [=](benchmark::State& st) { run_lhs(st, kd.lhs, q, true, kM, kK, kGroup); });
+  }
+}
+
 std::string shape_name(int n, int k, int m, int t, int bits, int group) {
   return "n=" + std::to_string(n) + "/k=" + std::to_string(k) + "/m=" + std::to_string(m) +
          "/t=" + std::to_string(t) + "/b=" + std::to_string(bits) + "/g=" + std::to_string(group);
@@ -172,7 +218,7 @@ void register_all() {
   const IsaSet isa = host_profile().isa;
   const bool avx2 = isa.contains({Isa::avx2, Isa::fma});
   const bool avx512 = isa.contains({Isa::avx512f, Isa::avx512bw, Isa::avx512vnni});
-  auto reg = [&](const std::string& name, auto fn) {
+  auto reg = [](const std::string& name, std::function<void(benchmark::State&)> fn) {
     benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Unit(benchmark::kMicrosecond);
   };
   for (const Shape& s : kShapes)
@@ -196,6 +242,7 @@ void register_all() {
   for (int m : {1, 8})
     reg("scalar/" + shape_name(4096, 4096, m, 1, 4, 32) + "/cold",
         [=](benchmark::State& st) { run_lowbit(st, 4096, 4096, m, 1, 4, 32, "portable", true); });
+  register_lhs(isa, reg);
   // Streaming reads of each shape's 4-bit g32 payload (the decode ceiling).
 #if defined(__x86_64__)
   for (const Shape& s : kShapes) {
