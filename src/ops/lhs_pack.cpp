@@ -15,30 +15,28 @@ namespace lowbit {
 namespace {
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
-// Σ of every 16 values of q[0, k) into out[k / 16] (group sizes, hence k and the sum blocks,
-// are multiples of 16): the group sums and the pairs' block sums are then a few adds each.
-void chunk_sums(const int8_t* q, size_t k, int32_t* out) {
+// Σ q over each sum block of b values (b a multiple of 16, as every sum block is) into
+// out[k / b], in one pass: the pairs and the group sums are then a few adds per block.
+void block_sums(const int8_t* q, size_t k, size_t b, int32_t* out) {
 #if defined(__SSE2__)
-  // Σ q = Σ (q + 128) - 16·128, the unsigned bytes summed by psadbw against zero.
+  // Σ q = Σ (q + 128) - b·128, the unsigned bytes summed by psadbw against zero (two 64-bit
+  // partial sums per 16 bytes, added up over the block).
   const __m128i flip = _mm_set1_epi8(char(0x80)), zero = _mm_setzero_si128();
-  for (size_t c = 0; c < k / 16; ++c) {
-    const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * c)), flip);
-    const __m128i s = _mm_sad_epu8(u, zero);
-    out[c] = _mm_cvtsi128_si32(s) + _mm_extract_epi16(s, 4) - 16 * 128;
+  for (size_t i = 0; i < k / b; ++i) {
+    __m128i acc = zero;
+    for (size_t c = 0; c < b; c += 16) {
+      const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i * b + c)), flip);
+      acc = _mm_add_epi64(acc, _mm_sad_epu8(u, zero));
+    }
+    out[i] = _mm_cvtsi128_si32(_mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc))) - int32_t(b) * 128;
   }
 #else
-  for (size_t c = 0; c < k / 16; ++c) {
+  for (size_t i = 0; i < k / b; ++i) {
     int32_t s = 0;
-    for (size_t i = 0; i < 16; ++i) s += q[16 * c + i];
-    out[c] = s;
+    for (size_t c = 0; c < b; ++c) s += q[i * b + c];
+    out[i] = s;
   }
 #endif
-}
-
-int32_t span_sum(const int32_t* chunks, size_t first, size_t count) {
-  int32_t s = 0;
-  for (size_t c = first; c < first + count; ++c) s += chunks[c];
-  return s;
 }
 
 // Row r's values into the block's [k/KR][mr][KR] order (q already points at row r's slot).
@@ -103,9 +101,10 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
   const size_t sum_block = size_t(col_sum_block(int(group_size)));
   const LhsBlockLayout l = lhs_block_layout(f, k, groups);
   thread_local std::vector<int8_t> rows_q;  // a block's rows before the interleave
-  thread_local std::vector<int32_t> chunks;
+  thread_local std::vector<int32_t> bsums;  // one row's sum per sum block
+  const size_t blocks = k / sum_block, blocks_per_group = group_size / sum_block;
   if (f.mr > 1 && rows_q.size() < size_t(f.mr) * k) rows_q.resize(size_t(f.mr) * k);
-  if (chunks.size() < k / 16) chunks.resize(k / 16);
+  if (bsums.size() < blocks) bsums.resize(blocks);
   for (size_t b0 = 0; b0 < m; b0 += f.mr) {
     uint8_t* block = out + (b0 / f.mr) * l.block_bytes;
     // Rows past m are zero; the rows of a full block overwrite every value the kernels read.
@@ -121,17 +120,15 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
       const RowQuant rq = quantize(x + (b0 + r) * ldx, k, qr);
       scales[r] = rq.scale;
       zeros[r] = rq.zero;
-      chunk_sums(qr, k, chunks.data());
+      block_sums(qr, k, sum_block, bsums.data());
+      const uint32_t nzx = uint16_t(-rq.zero);
+      const int32_t bzx = int32_t(sum_block) * rq.zero;
+      for (size_t b = 0; b < blocks; ++b)
+        pairs[b * f.mr + r] = int32_t(nzx | uint32_t(uint16_t(bzx - bsums[b])) << 16);  // -Ex
       // Sum blocks divide the group (col_sum_block): a group's sum is its blocks'.
-      const size_t blocks_per_group = group_size / sum_block;
       for (size_t g = 0; g < groups; ++g) {
         int32_t group_sum = 0;
-        for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) {
-          const int32_t sx = span_sum(chunks.data(), b * sum_block / 16, sum_block / 16);
-          const int32_t ex = sx - int32_t(sum_block) * rq.zero;
-          pairs[b * f.mr + r] = int32_t(uint32_t(uint16_t(-rq.zero)) | uint32_t(uint16_t(-ex)) << 16);
-          group_sum += sx;
-        }
+        for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) group_sum += bsums[b];
         sums[g * f.mr + r] = group_sum;
       }
     }
