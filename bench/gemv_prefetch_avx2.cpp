@@ -41,7 +41,10 @@ const Variant kVariants[] = {
     {"NP=1 PF=1024", gemv_variant<1, 1024>},    {"NP=1 PF=2048", gemv_variant<1, 2048>},
     {"NP=2 no prefetch", gemv_variant<2, 0>},   {"NP=2 PF=512", gemv_variant<2, 512>},
     {"NP=2 PF=1024", gemv_variant<2, 1024>},    {"NP=2 PF=2048", gemv_variant<2, 2048>},
-    {"NP=2 PF=4096", gemv_variant<2, 4096>},
+    {"NP=2 PF=4096", gemv_variant<2, 4096>},    {"NP=4 no prefetch", gemv_variant<4, 0>},
+    {"NP=4 PF=1024", gemv_variant<4, 1024>},    {"NP=4 PF=2048", gemv_variant<4, 2048>},
+    {"NP=4 PF=4096", gemv_variant<4, 4096>},    {"NP=4 PF=8192", gemv_variant<4, 8192>},
+    {"NP=8 PF=2048", gemv_variant<8, 2048>},
 };
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }

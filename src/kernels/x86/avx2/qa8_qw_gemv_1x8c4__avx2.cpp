@@ -1,4 +1,4 @@
-// 1 row x 8 columns x 4 k per step, AVX2 (vpmaddubsw): decode. Two panels at a time.
+// 1 row x 8 columns x 4 k per step, AVX2 (vpmaddubsw): decode. Four panels at a time.
 // Every bit width 1-8, zero points, bias, clamp; the loop lives in gemv.h, this TU supplies the
 // ISA (its flags: sources.cmake).
 #include "kernels/x86/kernels.h"
@@ -8,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemv_1x8c4__avx2(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemv<x86::Avx2, 2, 1024, x86::OffsetTerm::kPairProduct>(shape, args);
+  x86::gemv<x86::Avx2, 4, 2048, x86::OffsetTerm::kPairProduct>(shape, args);
 }
 
 }  // namespace lowbit
