@@ -67,12 +67,12 @@ gcc -O1 -g -no-pie $h/harness_xnn.c "${objs[@]}" -o "$out/harness_xnn"
 # (XNNPACK's qc4w kernels have no groups: their step is one 16-k iteration of the k loop.
 # XNNPACK's AVX2 kernels widen to int16 and multiply with vpmaddwd.)
 kernels="$(cat <<'EOF'
-lb 1x8c4 avx2 (gemv)|lowbit|qa8_qw_gemv_1x8c4__avx2|qa8_qw_gemv_1x8c4__avx2 1 16 160 32 4 0|5|512|avx2|vpmaddubsw
+lb 1x8c4 avx2 (gemv)|lowbit|qa8_qw_gemv_1x8c4__avx2|qa8_qw_gemv_1x8c4__avx2 1 32 160 32 4 0|5|1024|avx2|vpmaddubsw
 lb 1x8c4 avx2 (gemv, sums)|lowbit|qa8_qw_gemv_1x8c4_sums__avx2|qa8_qw_gemv_1x8c4_sums__avx2 1 32 160 32 4 0|5|1024|avx2|vpmaddubsw
 lb 4x8c4 avx2|lowbit|qa8_qw_gemm_4x8c4__avx2|qa8_qw_gemm_4x8c4__avx2 4 16 160 32 4 0|5|2048|avx2|vpmaddubsw
 xnn 1x8c8 avx2|xnn|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2 1 8 160 32|5|256|avx2|vpmaddwd
 xnn 3x8c8 avx2|xnn|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_3x8c8__avx2 3 8 160 32|5|768|avx2|vpmaddwd
-lb 1x8c4 avxvnni (gemv)|lowbit|qa8_qw_gemv_1x8c4__avxvnni|qa8_qw_gemv_1x8c4__avxvnni 1 16 160 32 4 0|5|512|avxvnni|vpdpbusd
+lb 1x8c4 avxvnni (gemv)|lowbit|qa8_qw_gemv_1x8c4__avxvnni|qa8_qw_gemv_1x8c4__avxvnni 1 32 160 32 4 0|5|1024|avxvnni|vpdpbusd
 lb 1x8c4 avxvnni (gemv, sums)|lowbit|qa8_qw_gemv_1x8c4_sums__avxvnni|qa8_qw_gemv_1x8c4_sums__avxvnni 1 16 160 32 4 0|5|512|avxvnni|vpdpbusd
 lb 4x8c4 avxvnni|lowbit|qa8_qw_gemm_4x8c4__avxvnni|qa8_qw_gemm_4x8c4__avxvnni 4 16 160 32 4 0|5|2048|avxvnni|vpdpbusd
 xnn 1x8c8 avxvnni (qc4w)|xnn|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_1x8c8__avxvnni_prfm|xnn_qd8_f32_qc4w_gemm_minmax_ukernel_1x8c8__avxvnni_prfm 1 8 160 32|10|128|avxvnni|vpdpbusd
