@@ -137,13 +137,14 @@ TEST_P(EmulatedKernel, RowTailsAndMixes) {
 
 // Weights all at one end of their range, activations all -128 or all 127 (x = -1 or +1
 // quantizes to exactly that), zero points at -128 / 127, one long group and several short.
+// Four panels and a partial fifth: the GEMVs' four-panels-at-a-time path and its tail.
 TEST_P(EmulatedKernel, ExtremeValuesStayExact) {
   const KernelDesc kd = emulated(GetParam());
   const LayoutDesc& layout = *default_registry().layout(kd.layout_id);
   for (int bits = 1; bits <= 8; ++bits)
     for (int group : {4096, 256})
       for (int variant = 0; variant < 4; ++variant) {
-        const int n = layout.nr + 3, k = 4096;
+        const int n = 4 * layout.nr + 3, k = 4096;
         const bool zeros = variant >= 2;
         const WeightProblem p{n, k, bits, group, zeros, false};
         test::Weights w = test::random_weights(p, uint32_t(bits + variant));
