@@ -5,7 +5,12 @@
 // access pattern (NP streams, one 64-byte line per load), so the distance chosen here is
 // the one it uses too.
 //
-//   bench_gemv_prefetch [--rounds R] [--n N] [--k K]      (an AVX2 CPU; built with the bench)
+// Two plain reads frame them: every byte of the panels in one pass, and the records alone,
+// panel by panel, skipping each panel's column sums as the GEMV does. --layout x86_avx2_n8k4s32
+// (the layout without column sums, still loadable) times the same GEMVs on records that
+// follow each other without a gap (docs/x86-kernels.md, "Decode from DRAM").
+//
+//   bench_gemv_prefetch [--rounds R] [--n N] [--k K] [--layout NAME]   (an AVX2 CPU; bench build)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,17 +61,24 @@ int main(int argc, char** argv) {
   using namespace lowbit;
   using namespace lowbit::bench;
   int rounds = 15, n = 14336, k = 4096;
+  const char* layout_name = "x86_avx2_n8k4s32_sums";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--n")) n = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--k")) k = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--layout")) layout_name = argv[i + 1];
+  }
+  const LayoutDesc* layout = find_layout(layout_name);
+  if (layout == nullptr || layout->nr != 8 || layout->kr != 4) {
+    std::fprintf(stderr, "bench_gemv_prefetch: --layout %s: not an x86 layout of 8 columns x 4 k\n", layout_name);
+    return 2;
   }
   const WeightProblem p{n, k, 4, 32, false, false};
   std::mt19937 rng(7);
   std::vector<int8_t> q(size_t(n) * k);
   for (auto& v : q) v = int8_t(int(rng() % 16) - 8);
   std::vector<float> s(size_t(n) * (k / 32), 0.0078125f);
-  const PackedBuffer w = pack_buffer(*find_layout("x86_avx2_n8k4s32_sums"), p, q.data(), s.data(), nullptr, nullptr);
+  const PackedBuffer w = pack_buffer(*layout, p, q.data(), s.data(), nullptr, nullptr);
   const size_t bytes = w.geo.payload_bytes;
   const size_t copies = (size_t(96) << 20) / bytes + 2;
   std::vector<AlignedBuffer> cold;
@@ -93,37 +105,45 @@ int main(int argc, char** argv) {
     fn(shape, a);
   };
   const size_t nv = sizeof(kVariants) / sizeof(kVariants[0]);
-  // [variant + 1][temp]: times per round; index 0 is the streaming read of the records.
+  // [row][temp]: times per round; rows 0 and 1 are the plain reads (all panel bytes; records).
   std::vector<std::vector<double>> t[2];
-  t[0].resize(nv + 1);
-  t[1].resize(nv + 1);
+  t[0].resize(nv + 2);
+  t[1].resize(nv + 2);
+  const size_t all_bytes = w.geo.panel_bytes * w.geo.panels / 4096 * 4096;
+  const size_t record_bytes = w.geo.record_bytes * size_t(w.geo.groups) / 128 * 128;
   size_t next = 0;
   uint64_t sink = 0;
   for (int r = 0; r < rounds; ++r)
     for (int hot = 0; hot < 2; ++hot)
-      for (size_t v = 0; v <= nv; ++v) {
+      for (size_t v = 0; v < nv + 2; ++v) {
         const int reps = hot ? 20 : int(copies);
         const double t0 = now();
         for (int i = 0; i < reps; ++i) {
           const uint8_t* rhs = hot ? w.payload() : cold[next++ % copies].data();
-          if (v == 0) sink += stream_avx2(rhs, w.geo.panel_bytes * w.geo.panels / 4096 * 4096, 1);
-          else call(kVariants[v - 1].fn, rhs);
+          if (v == 0) {
+            sink += stream_avx2(rhs, all_bytes, 1);
+          } else if (v == 1) {
+            for (int pn = 0; pn < w.geo.panels; ++pn) sink += stream_avx2(rhs + size_t(pn) * w.geo.panel_bytes, record_bytes, 0);
+          } else {
+            call(kVariants[v - 2].fn, rhs);
+          }
         }
         t[hot][v].push_back((now() - t0) / reps);
       }
   const double useful = double(n) * k / 2 + double(n) * (k / 32) * 2;  // what the GEMV reads
-  std::printf("# %dx%d 4-bit g32, %d rounds, medians; GB/s of the %.1f MB of records (sums not read)\n",
-              n, k, rounds, useful / 1e6);
+  std::printf("# %dx%d 4-bit g32, %s, %d rounds, medians; GB/s of the %.1f MB of records (sums not read)\n",
+              n, k, layout->name, rounds, useful / 1e6);
   std::printf("%-22s %12s %10s %12s %10s\n", "variant", "DRAM us", "GB/s", "L3 us", "GB/s");
-  for (size_t v = 0; v <= nv; ++v) {
+  for (size_t v = 0; v < nv + 2; ++v) {
     double med[2];
     for (int hot = 0; hot < 2; ++hot) {
       std::vector<double> a = t[hot][v];
       std::nth_element(a.begin(), a.begin() + a.size() / 2, a.end());
       med[hot] = a[a.size() / 2];
     }
-    const double b = v == 0 ? double(w.geo.panel_bytes * w.geo.panels / 4096 * 4096) : useful;
-    std::printf("%-22s %12.1f %10.1f %12.1f %10.1f\n", v == 0 ? "stream (all panel bytes)" : kVariants[v - 1].name,
+    const double b = v == 0 ? double(all_bytes) : v == 1 ? double(record_bytes) * w.geo.panels : useful;
+    const char* name = v == 0 ? "read all panel bytes" : v == 1 ? "read records only" : kVariants[v - 2].name;
+    std::printf("%-22s %12.1f %10.1f %12.1f %10.1f\n", name,
                 med[0] * 1e6, b / med[0] / 1e9, med[1] * 1e6, b / med[1] / 1e9);
   }
   return sink == 42 ? 1 : 0;
