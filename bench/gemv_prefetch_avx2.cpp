@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     a.n = size_t(n);
     a.lhs = lhs.data();
     a.rhs = rhs;
+    a.sums = w.geo.sum_block > 0 ? rhs + w.geo.sums_entry(0, 0, 0) : nullptr;
     a.y = y.data();
     a.y_stride = size_t(n);
     a.clamp_min = -1e30f;
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> t[2];
   t[0].resize(nv + 2);
   t[1].resize(nv + 2);
-  const size_t all_bytes = w.geo.panel_bytes * w.geo.panels / 4096 * 4096;
+  const size_t all_bytes = w.geo.payload_bytes / 4096 * 4096;
   const size_t record_bytes = w.geo.record_bytes * size_t(w.geo.groups) / 128 * 128;
   size_t next = 0;
   uint64_t sink = 0;

@@ -62,7 +62,8 @@ struct FieldCase {
 
 const FieldCase kFields[] = {
     {"magic", 0, 8, 0x4141414141414141ull, Status::corrupt_data, "magic"},
-    {"version", 8, 2, 2, Status::unsupported, "version 2"},
+    {"version", 8, 2, 3, Status::unsupported, "version 3"},
+    {"version", 8, 2, 0, Status::unsupported, "version 0"},
     {"header_size", 10, 2, 64, Status::corrupt_data, "header_size"},
     {"layout", 12, 2, 999, Status::unsupported, "layout id 999"},
     {"bits", 14, 1, 9, Status::corrupt_data, "bits"},

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "format/layouts.h"
@@ -57,7 +58,7 @@ TEST(Layout, ColumnSumsHoldSuAndCzOfEverySumBlock) {
                 if (zeros) cz += w.zeros[size_t(col) * g.groups + grp];
               }
               int32_t lane;
-              std::memcpy(&lane, b.payload() + size_t(col / 8) * g.panel_bytes + g.sums_entry(grp, s) + 4 * (col % 8), 4);
+              std::memcpy(&lane, b.payload() + g.sums_entry(col / 8, grp, s) + 4 * (col % 8), 4);
               ASSERT_EQ(int16_t(lane & 0xFFFF), su) << "group " << group << " bits " << bits << " col " << col;
               ASSERT_EQ(int16_t(lane >> 16), cz) << "group " << group << " bits " << bits << " col " << col;
             }
@@ -77,7 +78,7 @@ TEST(Layout, ColumnSumsThatDisagreeWithTheWeightsAreCorruptData) {
   const test::Weights w = test::random_weights(p, 8);
   PackedBuffer b = pack_buffer(*l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), nullptr);
   uint8_t* payload = b.bytes.data() + kHeaderSize;
-  payload[b.geo.panel_bytes + b.geo.sums_entry(1, 0) + 5] ^= 1;  // panel 1, group 1, column 1
+  payload[b.geo.sums_entry(1, 1, 0) + 5] ^= 1;  // panel 1, group 1, column 1
   b.header.payload_crc = crc32_of(payload, b.geo.payload_bytes);
   const auto hdr = encode_header(b.header);
   std::memcpy(b.bytes.data(), hdr.data(), kHeaderSize);
@@ -124,6 +125,37 @@ TEST_F(Files, SaveLoadAndBufferRoundTripsGiveIdenticalResults) {
 
 // A view reads the caller's bytes in place (PyTorch keeps packed weights in its own tensors),
 // validated like a copy, and the same results.
+// A buffer of format version 1 (each panel's column sums right after its records) loads as
+// the same bytes as packing the weights anew, copied or through a view (which then copies).
+TEST(Layout, Version1BuffersLoadAsTheirPackingInTheCurrentVersion) {
+  for (const char* name : {"x86_avx2_n8k4s32_sums", "x86_avx512_n16k4s64_sums", "portable_n1k1s1"}) {
+    const LayoutDesc* l = find_layout(name);
+    ASSERT_NE(l, nullptr);
+    const WeightProblem p{21, 96, 4, 32, true, true};
+    const test::Weights w = test::random_weights(p, 3);
+    const PackedBuffer now = pack_buffer(*l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
+    PackedHeader h = now.header;
+    h.version = 1;
+    const PackedGeometry g1 = make_geometry(*l, p, h.scale_format, 1);
+    h.payload_bytes = g1.payload_bytes;
+    AlignedBuffer old(kHeaderSize + g1.payload_bytes);
+    pack_payload(g1, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr(), old.data() + kHeaderSize);
+    h.payload_crc = crc32_of(old.data() + kHeaderSize, g1.payload_bytes);
+    const auto hdr = encode_header(h);
+    std::memcpy(old.data(), hdr.data(), kHeaderSize);
+    // Only the column-sum layouts were arranged differently.
+    const bool moved = g1.payload_bytes != now.geo.payload_bytes ||
+                       std::memcmp(old.data() + kHeaderSize, now.payload(), g1.payload_bytes) != 0;
+    EXPECT_EQ(moved, l->col_sums) << name;
+    for (bool view : {false, true}) {
+      const PackedBuffer b = view ? view_buffer(old.data(), old.size()) : parse_buffer(old.data(), old.size());
+      EXPECT_EQ(b.header.version, kFormatVersion) << name;
+      ASSERT_EQ(b.size(), now.size()) << name;
+      EXPECT_EQ(std::memcmp(b.data(), now.data(), now.size()), 0) << name << (view ? " (view)" : "");
+    }
+  }
+}
+
 TEST(View, ReadsTheCallersMemoryInPlaceAfterValidatingIt) {
   const WeightProblem p{19, 64, 3, 32, true, true};
   const test::Weights w = test::random_weights(p, 8);

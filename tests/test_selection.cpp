@@ -240,8 +240,8 @@ TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
   EXPECT_LT(double(cached.payload_bytes), double(prof.caches.l3) / 2);
   EXPECT_GT(double(dram.payload_bytes), 4.0 * double(prof.caches.l3));
   // Per column and group of 32: 16 bytes of 4-bit values, a 4-byte scale, a 4-byte sum.
-  EXPECT_DOUBLE_EQ(panel_read_bytes(stream, dram), double(dram.panel_bytes) * 20.0 / 24.0);
-  EXPECT_DOUBLE_EQ(panel_read_bytes(*reg.kernel("gemv_sums"), dram), double(dram.panel_bytes));
+  EXPECT_DOUBLE_EQ(panel_read_bytes(stream, dram), double(dram.panel_footprint()) * 20.0 / 24.0);
+  EXPECT_DOUBLE_EQ(panel_read_bytes(*reg.kernel("gemv_sums"), dram), double(dram.panel_footprint()));
   for (const auto& [problem, want] : {std::pair{WeightProblem{1024, 4096, 4, 32, false, false}, "gemv_sums"},
                                       std::pair{WeightProblem{65536, 8192, 4, 32, false, false}, "gemv_stream"}}) {
     const PackedHeader h = header(sums, problem);

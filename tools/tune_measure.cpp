@@ -51,9 +51,14 @@ TimedWeights timed_weights(const LayoutDesc& l, int bits, int group, int k, int 
   TimedWeights t;
   t.geo = make_geometry(l, big, sb.header.scale_format);
   t.payload.resize(t.geo.payload_bytes);
-  for (int p = 0; p < t.geo.panels; ++p)
+  for (int p = 0; p < t.geo.panels; ++p) {
+    const int from = p % sb.geo.panels;
     std::memcpy(t.payload.data() + size_t(p) * t.geo.panel_bytes,
-                sb.payload() + size_t(p % sb.geo.panels) * t.geo.panel_bytes, t.geo.panel_bytes);
+                sb.payload() + size_t(from) * sb.geo.panel_bytes, t.geo.panel_bytes);
+    if (t.geo.sum_block > 0)
+      std::memcpy(t.payload.data() + t.geo.sums_entry(p, 0, 0), sb.payload() + sb.geo.sums_entry(from, 0, 0),
+                  t.geo.sums_stride);
+  }
   return t;
 }
 
@@ -74,6 +79,7 @@ void call_kernel(const KernelDesc& kd, const TimedWeights& w, int k, const uint8
   a.n = size_t(n);
   a.lhs = lhs;
   a.rhs = w.payload.data() + size_t(c0 / w.geo.nr) * w.geo.panel_bytes;
+  a.sums = w.geo.sum_block > 0 ? w.payload.data() + w.geo.sums_entry(c0 / w.geo.nr, 0, 0) : nullptr;
   a.bias = nullptr;
   a.y = y;
   a.y_stride = size_t(n);
@@ -211,7 +217,7 @@ KernelTimings::KernelTimings(const std::vector<const KernelDesc*>& kds, const Tu
       for (size_t gi = 0; gi < b.groups.size(); ++gi) {
         const int group = b.groups[gi];
         const PackedGeometry g1 = make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16);
-        const double col_bytes = double(g1.panel_bytes) / l.nr;
+        const double col_bytes = double(g1.panel_footprint()) / l.nr;
         const int small = l.nr;
         // The larger block: a quarter of L2, and about 100 µs of the kernel's generic estimate.
         const double est_per_col = compute_cycles(kd, generic, Uarch::unknown, {size_t(kd.mr), 1, k, size_t(group), bits});
@@ -295,7 +301,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
   const size_t dram_total = std::max<size_t>(64 * MiB, 4 * std::max(l3, l2 * size_t(threads)));
   constexpr int k = 4096, bits = 4, group = 32;
   const LayoutDesc* l = kd ? default_registry().layout(kd->layout_id) : nullptr;
-  const double col_bytes = l ? double(make_geometry(*l, {l->nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_bytes) / l->nr : 1.0;
+  const double col_bytes = l ? double(make_geometry(*l, {l->nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l->nr : 1.0;
   struct Level {
     std::vector<double>* out;
     double total_bytes;  // for w workers: per worker × w, or shared
@@ -331,7 +337,7 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
         };
         parallel_ns(w, task);
         ns = fastest_of(lv.passes > 1 ? 3 * b.reps : b.reps, [&] { return parallel_ns(w, task); });
-        bytes = double(tw.geo.panel_bytes) * tw.geo.panels * lv.passes;
+        bytes = double(tw.geo.panel_footprint()) * tw.geo.panels * lv.passes;
       }
       const double per_worker = bytes / (w * ns * kCyclesPerNs);
       // More workers never read less in all: when they do, the others were descheduled (a

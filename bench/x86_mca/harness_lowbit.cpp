@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   a.n = size_t(n);
   a.lhs = lhs.data();
   a.rhs = w.payload();
+  a.sums = w.geo.sum_block > 0 ? w.payload() + w.geo.sums_entry(0, 0, 0) : nullptr;
   a.y = y.data();
   a.y_stride = size_t(n);
   a.clamp_min = -1e30f;

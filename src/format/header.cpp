@@ -48,7 +48,7 @@ std::array<uint8_t, kHeaderSize> encode_header(const PackedHeader& h) {
   std::array<uint8_t, kHeaderSize> b{};
   uint8_t* p = b.data();
   std::memcpy(p, kMagic, 8);
-  put<uint16_t>(p + 8, kFormatVersion);
+  put<uint16_t>(p + 8, h.version);
   put<uint16_t>(p + 10, kHeaderSize);
   put<uint16_t>(p + 12, h.layout->id);
   put<uint8_t>(p + 14, h.problem.bits);
@@ -83,14 +83,15 @@ PackedHeader decode_header(const uint8_t* data, size_t size) {
     fail(Status::corrupt_data, "packed weights: header checksum mismatch (stored ", stored_crc,
          ", computed ", crc, "): the header is corrupt");
   const uint16_t version = get<uint16_t>(p + 8);
-  if (version != kFormatVersion)
+  if (version < 1 || version > kFormatVersion)
     fail(Status::unsupported, "packed weights: format version ", version,
-         " is not supported (this build reads version ", kFormatVersion, ")");
+         " is not supported (this build reads versions 1 to ", kFormatVersion, ")");
   if (get<uint16_t>(p + 10) != kHeaderSize) corrupt("header_size", get<uint16_t>(p + 10), "must be 128");
   for (size_t i = 60; i < kHeaderCrcOffset; ++i)
     if (p[i] != 0) corrupt("reserved", i, "reserved bytes must be zero");
 
   PackedHeader h;
+  h.version = version;
   const uint16_t layout_id = get<uint16_t>(p + 12);
   h.layout = find_layout(layout_id);
   if (h.layout == nullptr)
@@ -127,7 +128,7 @@ PackedHeader decode_header(const uint8_t* data, size_t size) {
   h.vector_bytes = get<uint32_t>(p + 44);
   if (h.vector_bytes != 0) corrupt("vector_bytes", h.vector_bytes, "no layout uses scalable vectors");
   h.payload_bytes = get<uint64_t>(p + 48);
-  const uint64_t expected = make_geometry(*h.layout, h.problem, h.scale_format).payload_bytes;
+  const uint64_t expected = make_geometry(*h.layout, h.problem, h.scale_format, version).payload_bytes;
   if (h.payload_bytes != expected)
     fail(Status::corrupt_data, "packed weights: payload size ", h.payload_bytes,
          " disagrees with the shape (expected ", expected, ")");

@@ -92,7 +92,8 @@ int col_sum_block(int group_size) {
   return best;
 }
 
-PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf) {
+PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf,
+                             uint16_t version) {
   PackedGeometry g;
   g.n = p.n;
   g.nr = layout.nr;
@@ -121,13 +122,22 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);
   g.record_bytes = g.zeros_offset + (p.has_zeros ? size_t(layout.nr) : 0);
   g.panel_bytes = g.record_bytes * g.groups;
+  size_t end = g.panel_bytes * g.panels;
   if (layout.col_sums) {
     g.sum_block = col_sum_block(p.group_size);
     g.sums_per_group = p.group_size / g.sum_block;
-    g.sums_offset = align64(g.panel_bytes);
-    g.panel_bytes = align64(g.sums_offset + size_t(g.groups) * g.sums_per_group * layout.nr * 4);
+    if (version == 1) {  // each panel: records, its sums, both 64-byte aligned
+      g.sums_offset = align64(g.panel_bytes);
+      g.panel_bytes = align64(g.sums_offset + g.panel_sums_bytes());
+      g.sums_stride = g.panel_bytes;
+      end = g.panel_bytes * g.panels;
+    } else {  // every panel's records, then every panel's sums
+      g.sums_offset = align64(end);
+      g.sums_stride = g.panel_sums_bytes();
+      end = g.sums_offset + g.sums_stride * g.panels;
+    }
   }
-  g.bias_offset = align64(g.panel_bytes * g.panels);  // floats, aligned
+  g.bias_offset = align64(end);  // floats, aligned
   g.payload_bytes = g.bias_offset + (p.has_bias ? size_t(g.n_padded) * 4 : 0);
   return g;
 }
@@ -168,7 +178,7 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
           rec[g.zeros_offset + c] =
               uint8_t(col < g.n ? zeros[size_t(col) * g.groups + grp] : 0);
       }
-      if (g.sum_block > 0) col_sums(g, rec, out + size_t(p) * g.panel_bytes + g.sums_entry(grp, 0));
+      if (g.sum_block > 0) col_sums(g, rec, out + g.sums_entry(p, grp, 0));
     }
   }
   if (g.has_bias) std::memcpy(out + g.bias_offset, bias, size_t(g.n) * 4);
@@ -180,7 +190,7 @@ void verify_col_sums(const PackedGeometry& g, const uint8_t* payload) {
   for (int p = 0; p < g.panels; ++p)
     for (int grp = 0; grp < g.groups; ++grp) {
       col_sums(g, payload + g.record_offset(p, grp), want.data());
-      if (std::memcmp(want.data(), payload + size_t(p) * g.panel_bytes + g.sums_entry(grp, 0),
+      if (std::memcmp(want.data(), payload + g.sums_entry(p, grp, 0),
                       want.size()) != 0)
         fail(Status::corrupt_data, "packed weights: column sums of panel ", p, " group ", grp,
              " disagree with its weights");

@@ -1,8 +1,12 @@
 // Layout families of packed weights and the one generic packer they all share.
 //
 // Payload = panels of `nr` columns (n padded up to a multiple of nr), each a sequence of one
-// record per group g = 0..G-1 (then, in column-sum layouts, the panel's column sums), then the
-// bias (f32 [n_padded]) when the weights have one.
+// record per group g = 0..G-1, the panels back to back; then, in column-sum layouts, every
+// panel's column sums (64-byte aligned, panel after panel); then the bias (f32 [n_padded],
+// 64-byte aligned) when the weights have one. Format version 1 kept each panel's column sums
+// right after its records (panels 64-byte aligned): a decode GEMV, which does not read them,
+// then met a hole in its stream at every panel, and the cache's stream prefetcher restarted
+// there (docs/x86-kernels.md, "Decode from DRAM"). Version-1 buffers still load (converted).
 //
 // Record (panel p, group g):
 //   planes   the group's weights as a stream S of L = nr*group_size bytes, u = q + 2^(bits-1)
@@ -15,8 +19,7 @@
 //   scales   nr × f32, or nr × bf16 when the header says so (only if all are bf16-exact)
 //   zeros    nr × int8, when has_zeros
 //
-// Column sums (layouts with col_sums), after a panel's records, 64-byte aligned: for every
-// group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
+// Column sums (layouts with col_sums), per panel: for every group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
 // lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
 // cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
 // (-zx, -Ex) of ops/lhs_pack.h: one 16-bit pair dot product per block gives
@@ -40,7 +43,7 @@ struct LayoutDesc {
   IsaSet isa;        // the ISA the layout is packed for (recorded in headers)
   int nr, kr, sr;    // columns per panel, k-interleave, plane chunk bytes
   bool bf16_scales;  // may store scales as bf16 when every scale is bf16-exact
-  bool col_sums = false;  // panels end with their column sums (see above)
+  bool col_sums = false;  // the payload holds column sums (see above)
 };
 
 // k values per column-sum block of a group: the largest multiple of 16 (of 32 when the group
@@ -67,21 +70,31 @@ struct PackedGeometry {
   Plane planes[3] = {};
   size_t scales_offset = 0, zeros_offset = 0, record_bytes = 0;
   // Column sums: none when sum_block is 0; else sums_per_group = group_size / sum_block
-  // entries of nr int32 per group, from sums_offset of each panel.
+  // entries of nr int32 per group, panel p's from payload offset sums_offset + p * sums_stride.
   int sum_block = 0, sums_per_group = 0;
-  size_t sums_offset = 0;
-  size_t panel_bytes = 0, bias_offset = 0, payload_bytes = 0;
+  size_t sums_offset = 0, sums_stride = 0;
+  size_t panel_bytes = 0;  // from one panel's first record to the next panel's
+  size_t bias_offset = 0, payload_bytes = 0;
 
   size_t record_offset(int panel, int group) const {
     return size_t(panel) * panel_bytes + size_t(group) * record_bytes;
   }
-  // Column sums of sum block `s` of `group`, relative to the panel's first byte.
-  size_t sums_entry(int group, int s) const {
-    return sums_offset + (size_t(group) * size_t(sums_per_group) + size_t(s)) * size_t(nr) * 4;
+  // Payload offset of the column sums of sum block `s` of `group` of `panel`.
+  size_t sums_entry(int panel, int group, int s) const {
+    return sums_offset + size_t(panel) * sums_stride +
+           (size_t(group) * size_t(sums_per_group) + size_t(s)) * size_t(nr) * 4;
   }
+  size_t panel_sums_bytes() const { return size_t(groups) * size_t(sums_per_group) * size_t(nr) * 4; }
+  // Every byte that belongs to one panel (records and column sums): what a kernel reading the
+  // column sums reads per panel.
+  size_t panel_footprint() const { return size_t(groups) * record_bytes + panel_sums_bytes(); }
 };
 
-PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf);
+// The arrangement of the payload: 1 (each panel's column sums after its records) or 2.
+constexpr uint16_t kFormatVersion = 2;
+
+PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, ScaleFormat sf,
+                             uint16_t version = kFormatVersion);
 
 // Packs unpacked weights (qvals [n,k] int8, scales/zeros [n,G], bias [n]) into `out`
 // (geometry.payload_bytes, zero-initialised by the caller). Inputs are already validated.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "util/bf16.h"
 #include "util/error.h"
@@ -52,15 +54,43 @@ PackedBuffer pack_buffer(const LayoutDesc& layout, const WeightProblem& p, const
   return b;
 }
 
+namespace {
+
+// A buffer of an older format version, packed again in the current one: exact (the records
+// are unpacked and packed again, the column sums derived anew).
+PackedBuffer upgrade(const PackedBuffer& old) {
+  const WeightProblem& p = old.header.problem;
+  std::vector<int8_t> q(size_t(p.n) * size_t(p.k));
+  std::vector<float> s(size_t(p.n) * size_t(p.groups()));
+  std::vector<int8_t> z(p.has_zeros ? s.size() : 0);
+  std::vector<float> bias(p.has_bias ? size_t(p.n) : 0);
+  int8_t* zp = p.has_zeros ? z.data() : nullptr;
+  float* bp = p.has_bias ? bias.data() : nullptr;
+  unpack_payload(old.geo, old.payload(), q.data(), s.data(), zp, bp);
+  try {
+    return pack_buffer(*old.header.layout, p, q.data(), s.data(), zp, bp);
+  } catch (const Error& e) {
+    fail(Status::corrupt_data, "packed weights (format version ", old.header.version, "): ", e.what());
+  }
+}
+
+// The geometry of a decoded buffer, its column sums checked; older versions upgraded.
+PackedBuffer finish(PackedBuffer b) {
+  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format, b.header.version);
+  verify_col_sums(b.geo, b.payload());
+  if (b.header.version != kFormatVersion) return upgrade(b);
+  return b;
+}
+
+}  // namespace
+
 PackedBuffer parse_buffer(const void* data, size_t size) {
   if (data == nullptr) fail(Status::invalid_argument, "data is NULL");
   PackedBuffer b;
   b.header = decode_header(static_cast<const uint8_t*>(data), size);
   b.bytes.resize(size);
   std::memcpy(b.bytes.data(), data, size);
-  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
-  verify_col_sums(b.geo, b.payload());
-  return b;
+  return finish(std::move(b));
 }
 
 PackedBuffer view_buffer(const void* data, size_t size) {
@@ -71,7 +101,9 @@ PackedBuffer view_buffer(const void* data, size_t size) {
   PackedBuffer b;
   b.header = decode_header(static_cast<const uint8_t*>(data), size);
   b.view = static_cast<const uint8_t*>(data);
-  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
+  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format, b.header.version);
+  // An older version cannot be read in place: the result is an upgraded copy.
+  if (b.header.version != kFormatVersion) return finish(std::move(b));
   return b;
 }
 
@@ -101,13 +133,11 @@ PackedBuffer read_file(const std::string& path) {
     fail(e.status(), "'", path, "': ", e.what());
   }
   b.bytes = std::move(raw);
-  b.geo = make_geometry(*b.header.layout, b.header.problem, b.header.scale_format);
   try {
-    verify_col_sums(b.geo, b.payload());
+    return finish(std::move(b));
   } catch (const Error& e) {
     fail(e.status(), "'", path, "': ", e.what());
   }
-  return b;
 }
 
 void write_file(const PackedBuffer& b, const std::string& path) {

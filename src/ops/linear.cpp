@@ -139,7 +139,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
   row_tiles_ = (m_ + row_tile_ - 1) / row_tile_;
   col_tiles_ = (n_ + col_tile_ - 1) / col_tile_;
   rescue_cols_ = std::max(size_t(geo_.nr), col_tile_ / 4 / size_t(geo_.nr) * size_t(geo_.nr));
-  l2_chunk_cols_ = std::max(size_t(geo_.nr), profile.caches.l2 / 2 / (geo_.panel_bytes / size_t(geo_.nr)) /
+  l2_chunk_cols_ = std::max(size_t(geo_.nr), profile.caches.l2 / 2 / (geo_.panel_footprint() / size_t(geo_.nr)) /
                                                  size_t(geo_.nr) * size_t(geo_.nr));
   clamp_min_ = opt.has_clamp ? opt.clamp_min : -std::numeric_limits<float>::infinity();
   clamp_max_ = opt.has_clamp ? opt.clamp_max : std::numeric_limits<float>::infinity();
@@ -185,6 +185,7 @@ bool LinearJob::run(uint32_t t, float* scratch, bool rescue) {
         a.n = std::min(step, tl.cols - c);
         a.lhs = lhs_.data() + seg.lhs_offset + (row - seg.lhs_row_begin) / seg.lhs_mr * seg.lhs_block_bytes;
         a.rhs = payload_ + c0 / size_t(geo_.nr) * geo_.panel_bytes;
+        a.sums = geo_.sum_block > 0 ? payload_ + geo_.sums_entry(int(c0 / size_t(geo_.nr)), 0, 0) : nullptr;
         a.bias = bias_ ? bias_ + c0 : nullptr;
         a.y = out + (row - tl.r0) * stride + c;
         a.y_stride = stride;

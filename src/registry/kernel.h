@@ -24,6 +24,7 @@ struct UKernelArgs {
   size_t n;                 // columns to compute, starting at a panel boundary
   const uint8_t* lhs;       // one LHS block (see lhs_pack.h) of the kernel's LhsFormat
   const uint8_t* rhs;       // packed payload at the first panel
+  const uint8_t* sums;      // the first panel's column sums (layouts with them), else nullptr
   const float* bias;        // bias of the first column, or nullptr
   float* y;                 // output of row 0, column 0
   size_t y_stride;          // floats between output rows

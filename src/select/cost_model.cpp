@@ -30,8 +30,7 @@ double narrow_term(const KernelDesc& kd, const BlockShape& b, int wide_cols) {
 }
 
 double panel_read_bytes(const KernelDesc& kd, const PackedGeometry& g) {
-  const double sums = double(g.sums_entry(g.groups, 0) - g.sums_offset);
-  return double(g.panel_bytes) - (kd.skips_sums ? sums : 0.0);
+  return double(g.panel_footprint()) - (kd.skips_sums ? double(g.panel_sums_bytes()) : 0.0);
 }
 
 double narrow_cycles(const KernelDesc& kd, const KernelCost& c, Uarch u, const BlockShape& b) {

@@ -137,12 +137,12 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const int row_tiles = (m + row_tile - 1) / row_tile;
   const size_t tasks = size_t(col_tiles) * size_t(row_tiles);
   const int workers = int(std::min<size_t>(size_t(mc.threads), tasks));
-  const double payload = double(g.panel_bytes) * g.panels;
-  const double col_bytes = double(g.panel_bytes) / g.nr;
+  const double payload = double(g.panel_footprint()) * g.panels;
+  const double col_bytes = double(g.panel_footprint()) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
   // lives; re-reads of a column tile at the rate of the memory.
   const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, payload, workers,
-                                           panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_bytes));
+                                           panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_footprint()));
   const double tile_bytes = col_bytes * col_tile;
   const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
   const double reread_bw = tile_bytes <= double(mc.nums.l2) / 2 ? bandwidth(mc, nullptr, Level::l2, workers)

@@ -27,7 +27,7 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   const uint8_t* sums[NP];
   static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
     rec[p] = a.rhs + size_t(p0 + p) * g.panel_bytes;
-    sums[p] = rec[p] + g.sums_offset;
+    sums[p] = a.sums + size_t(p0 + p) * g.sums_stride;
   });
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
