@@ -2,8 +2,8 @@
 // over a vector-traits struct and instantiated in each ISA's translation unit. Decode streams
 // the weights once, mostly from L3 or DRAM, so the GEMV reads nothing but the records: it
 // skips the layout's column sums (a fifth more bytes at 4 bits) and sums the weights it has
-// in registers anyway (one byte add per vector, common.h), and it prefetches every stream PF
-// bytes ahead (docs/x86-kernels.md: the distance).
+// in registers anyway (one byte add per vector, common.h). With PF > 0 it prefetches every
+// stream PF bytes ahead (docs/x86-kernels.md: NP and the distance per ISA).
 #pragma once
 
 #include "kernels/x86/common.h"
@@ -45,7 +45,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       acc[0][p] = kPairs ? T::zero() : init;
       if (kPairs) cz[p] = ZEROS ? T::cz_high(rec(p) + g.zeros_offset, o) : T::set1_32(o << 16);
-      if (S::kBuffered)  // the fast formats prefetch inside block_dot
+      if (S::kBuffered && PF > 0)  // the fast formats prefetch inside block_dot
         for (size_t b = 0; b < g.record_bytes; b += 64)
           _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + PF), _MM_HINT_T0);
     });
