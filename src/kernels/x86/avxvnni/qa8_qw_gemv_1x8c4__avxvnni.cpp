@@ -1,6 +1,4 @@
-// 1 row x 8 columns x 4 k per step, AVX-VNNI (256-bit vpdpbusd): decode. One panel at a time, no
-// software prefetch: the records of the panels follow each other without a gap, one stream the
-// cache's own prefetcher reads ahead best (docs/x86-kernels.md, "Decode from DRAM").
+// 1 row x 8 columns x 4 k per step, AVX-VNNI (256-bit vpdpbusd): decode. Four panels at a time.
 // Every bit width 1-8, zero points, bias, clamp; the loop lives in gemv.h, this TU supplies the
 // ISA (its flags: sources.cmake).
 #include "kernels/x86/kernels.h"
@@ -10,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemv_1x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemv<x86::AvxVnni, 1, 0, x86::OffsetTerm::kPairProduct>(shape, args);
+  x86::gemv<x86::AvxVnni, 4, 2048, x86::OffsetTerm::kPairProduct>(shape, args);
 }
 
 }  // namespace lowbit
