@@ -5,10 +5,9 @@
 // access pattern (NP streams, one 64-byte line per load), so the distance chosen here is
 // the one it uses too.
 //
-// Two plain reads frame them: every byte of the panels in one pass, and the records alone,
-// panel by panel, skipping each panel's column sums as the GEMV does. --layout x86_avx2_n8k4s32
-// (the layout without column sums, still loadable) times the same GEMVs on records that
-// follow each other without a gap (docs/x86-kernels.md, "Decode from DRAM").
+// Two plain reads frame them: every byte of the payload in one pass, and the records alone,
+// panel by panel, as the GEMV reads them. --layout packs for another layout of 8 columns x 4 k
+// (x86_avx2_n8k4s32: no column sums) (docs/x86-kernels.md, "Decode from DRAM").
 //
 //   bench_gemv_prefetch [--rounds R] [--n N] [--k K] [--layout NAME]   (an AVX2 CPU; bench build)
 #include <algorithm>
@@ -106,7 +105,7 @@ int main(int argc, char** argv) {
     fn(shape, a);
   };
   const size_t nv = sizeof(kVariants) / sizeof(kVariants[0]);
-  // [row][temp]: times per round; rows 0 and 1 are the plain reads (all panel bytes; records).
+  // [row][temp]: times per round; rows 0 and 1 are the plain reads (the payload; the records).
   std::vector<std::vector<double>> t[2];
   t[0].resize(nv + 2);
   t[1].resize(nv + 2);
@@ -143,7 +142,7 @@ int main(int argc, char** argv) {
       med[hot] = a[a.size() / 2];
     }
     const double b = v == 0 ? double(all_bytes) : v == 1 ? double(record_bytes) * w.geo.panels : useful;
-    const char* name = v == 0 ? "read all panel bytes" : v == 1 ? "read records only" : kVariants[v - 2].name;
+    const char* name = v == 0 ? "read the payload" : v == 1 ? "read records only" : kVariants[v - 2].name;
     std::printf("%-22s %12.1f %10.1f %12.1f %10.1f\n", name,
                 med[0] * 1e6, b / med[0] / 1e9, med[1] * 1e6, b / med[1] / 1e9);
   }
