@@ -1,7 +1,8 @@
 // A late worker does not hold the call (ops/thread_pool.h): a worker stalled mid-task (the
 // test hook blocks it, as the OS does when it deschedules one) leaves the call to finish
 // without it, bit-exact; once it resumes it never writes y and reads only what it still holds
-// (the weights are freed by the user meanwhile: ASan). Label "concurrency": also under TSan.
+// (the weights and activations are freed by the user meanwhile: ASan). Label "concurrency":
+// also under TSan.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -128,9 +129,11 @@ TEST_F(Straggler, CallFinishesWithoutTheStalledWorkerWhichThenNeverWritesY) {
     call_until_a_worker_stalls([&] { packed->linear(c.m, x.x, y.data(), o); });
     // The call returned while its worker is still stalled in it, with y complete.
     EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size())) << test::first_difference(y.data(), ref.data(), y.size());
-    // The weights go away under the late worker (it holds its own reference), and y is the
-    // user's again: the worker, once resumed, computes its task, loses the claim and leaves.
+    // The weights go away under the late worker (it holds its own reference), the activations
+    // too (only the calling thread reads them), and y is the user's again: the worker, once
+    // resumed, computes its task, loses the claim and leaves.
     packed.reset();
+    x = test::Activations{};
     std::fill(y.begin(), y.end(), 1234.5f);
     release_and_wait_for_the_worker();
     EXPECT_EQ(std::count(y.begin(), y.end(), 1234.5f), long(y.size())) << "a late worker wrote y";

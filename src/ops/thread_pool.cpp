@@ -36,14 +36,6 @@ constexpr int kMaxBackoff = 64;
 // or an interrupt is late by microseconds and would be re-executed (and left out) for nothing.
 constexpr double kMinPatienceNs = 20'000;
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 inline uint64_t now_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -275,6 +267,7 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
       w.wake.notify_one();
     }
   }
+  job.prologue();
   TaskTimes times;
   take_tasks(job, 0, times);
   rescue_late_tasks(job, 0, times);

@@ -41,6 +41,11 @@ class TaskJob {
   virtual size_t scratch_floats(uint32_t t) const = 0;
   // Copies a task computed into scratch to the output: only the thread that claimed it.
   virtual void commit(uint32_t t, const float* scratch) = 0;
+  // Run by the calling thread once the workers have the job and before it takes a task: what
+  // only the caller may do (read the caller's memory, which a worker late past the call's
+  // return must not touch) while the workers start. Tasks may wait for its results (never for
+  // a worker's).
+  virtual void prologue() {}
   // Run by the last thread to leave a call (a late worker, possibly long after the call
   // returned): drop what only that call needed (e.g. the reference to the weights).
   virtual void on_last_out() {}
@@ -89,6 +94,15 @@ class TaskJob {
   std::atomic<int> refs_{1};
 };
 
+// A spin-wait's pause (x86 `pause`, AArch64 `yield`).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);  // threads - 1 workers; the calling thread is the last
@@ -97,10 +111,10 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   int threads() const { return num_workers_ + 1; }
 
-  // Runs tasks 0..num_tasks-1 of `job` on the calling thread and the workers (a worker still
-  // late on an earlier call joins when done, if there is anything left). Returns when every
-  // task is committed; with wait_for_workers, only once every worker has left the job too
-  // (for jobs that read memory nobody keeps alive for late workers).
+  // Runs job.prologue() on the calling thread, then tasks 0..num_tasks-1 of `job` on it and the
+  // workers (a worker still late on an earlier call joins when done, if there is anything
+  // left). Returns when every task is committed; with wait_for_workers, only once every worker
+  // has left the job too (for jobs that read memory nobody keeps alive for late workers).
   void run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers);
 
  private:
