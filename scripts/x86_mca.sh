@@ -67,7 +67,7 @@ gcc -O1 -g -no-pie $h/harness_xnn.c "${objs[@]}" -o "$out/harness_xnn"
 # (XNNPACK's qc4w kernels have no groups: their step is one 16-k iteration of the k loop.
 # XNNPACK's AVX2 kernels widen to int16 and multiply with vpmaddwd.)
 kernels="$(cat <<'EOF'
-lb 1x8c4 avx2 (gemv)|lowbit|qa8_qw_gemv_1x8c4__avx2|qa8_qw_gemv_1x8c4__avx2 1 8 160 32 4 0|5|256|avx2|vpmaddubsw
+lb 1x8c4 avx2 (gemv)|lowbit|qa8_qw_gemv_1x8c4__avx2|qa8_qw_gemv_1x8c4__avx2 1 32 160 32 4 0|5|1024|avx2|vpmaddubsw
 lb 1x8c4 avx2 (gemv, sums)|lowbit|qa8_qw_gemv_1x8c4_sums__avx2|qa8_qw_gemv_1x8c4_sums__avx2 1 32 160 32 4 0|5|1024|avx2|vpmaddubsw
 lb 4x8c4 avx2|lowbit|qa8_qw_gemm_4x8c4__avx2|qa8_qw_gemm_4x8c4__avx2 4 16 160 32 4 0|5|2048|avx2|vpmaddubsw
 xnn 1x8c8 avx2|xnn|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2|xnn_qd8_f32_qb4w_gemm_minmax_ukernel_1x8c8__avx2 1 8 160 32|5|256|avx2|vpmaddwd

@@ -127,6 +127,22 @@ TEST_P(KernelTest, ColumnChunksOfOneTaskOverEveryRowBlock) {
   }
 }
 
+// All columns in one call over many panels: the streaming GEMVs read NP panels a 1/NP of the
+// call apart, then the panels left over one by one (gemv.h); the last panel short.
+TEST_P(KernelTest, ManyPanelsInOneCall) {
+  const KernelDesc& kd = *GetParam();
+  const int nr = int(default_registry().layout(kd.layout_id)->nr);
+  int i = 0;
+  for (int panels : {4, 8, 11, 13, 31})
+    for (int bits : {4, 3}) {
+      ++i;
+      Case c{bits, 32, 2, (panels - 2) * nr - i % 3, kd.mr, i % 2 == 0, true, true};
+      c.one_tile = true;
+      check(kd, c);
+      if (HasFatalFailure()) return;
+    }
+}
+
 // Clamp bounds of ±0 against outputs of ±0 and NaN: max/min instructions that order -0 below
 // +0, or drop NaN, differ from the reference here and nowhere else.
 TEST_P(KernelTest, SignedZeroClampBoundsAndZeroRows) {

@@ -2,8 +2,10 @@
 // over a vector-traits struct and instantiated in each ISA's translation unit. Decode streams
 // the weights once, mostly from L3 or DRAM, so the GEMV reads nothing but the records: it
 // skips the layout's column sums (a fifth more bytes at 4 bits) and sums the weights it has
-// in registers anyway (one byte add per vector, common.h). With PF > 0 it prefetches every
-// stream PF bytes ahead (docs/x86-kernels.md: NP and the distance per ISA).
+// in registers anyway (one byte add per vector, common.h). The NP panels read together are a
+// 1/NP of the call's panels apart: NP long streams, which one core reads from DRAM faster
+// than NP adjacent short ones. With PF > 0 it prefetches every stream PF bytes ahead
+// (docs/x86-kernels.md, "Decode from DRAM": NP, the spread and the distance per ISA).
 #pragma once
 
 #include "kernels/x86/common.h"
@@ -17,8 +19,9 @@ namespace {
 // vector ops when many panels share it, AVX-512's 4; register copies with 2).
 enum class OffsetTerm { kPairProduct, kStart };
 
+// Panels p0, p0 + ps, ..., p0 + (NP - 1)·ps of the call.
 template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF, OffsetTerm OT>
-inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
+inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
   using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
   const int block = GS > 0 ? GS : g.sum_block;
@@ -29,7 +32,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   // place (one pointer per panel in the loop, no record + offset per group); rec(p) the record.
   const size_t lead = S::kBuffered ? 0 : g.planes[0].offset;
   const uint8_t* at[NP];
-  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { at[p] = a.rhs + size_t(p0 + p) * g.panel_bytes + lead; });
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { at[p] = a.rhs + size_t(p0 + p * ps) * g.panel_bytes + lead; });
   auto rec = [&](int p) LOWBIT_X86_LAMBDA { return at[p] - lead; };
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
@@ -68,10 +71,11 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       at[p] += g.record_bytes;
     });
   }
-  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p, 0, facc.get(0, p)); });
+  static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { store_row<T>(lhs, a, p0 + p * ps, 0, facc.get(0, p)); });
 }
 
-// The registered entry point of a GEMV (an LHS block of one row), NP panels at a time.
+// The registered entry point of a GEMV (an LHS block of one row): the first NP·q of the call's
+// panels as q steps of NP panels q apart, the rest one by one.
 template <class T, int NP, int PF, OffsetTerm OT>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
@@ -80,9 +84,10 @@ inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
     using S = decltype(s);
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
       auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
-        for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
-          gemv_panels<T, S, np, gs, sf, zeros, PF, OT>(g, lhs, a, p);
-        });
+        const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+        const int q = np / NP;
+        for (int p = 0; p < q; ++p) gemv_panels<T, S, NP, gs, sf, zeros, PF, OT>(g, lhs, a, p, q);
+        for (int p = q * NP; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, PF, OT>(g, lhs, a, p, 1);
       };
       if (g.has_zeros) run(std::true_type{});
       else run(std::false_type{});
