@@ -280,11 +280,17 @@ inline void store_row(const Lhs& lhs, const UKernelArgs& a, int p, int r, typena
   T::store_cols(a.y + size_t(r) * a.y_stride + col, y, cols);
 }
 
+// The panels of kNr columns that a.n columns take (the last one may be short).
+template <class T>
+LOWBIT_X86_INLINE int num_panels(const UKernelArgs& a) {
+  return int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+}
+
 // Runs f(p, integral_constant<NP>) over the panels of a.n columns, NP at a time, then the
 // remaining ones one by one.
 template <int NP, class T, class F>
 LOWBIT_X86_INLINE void for_panels(const UKernelArgs& a, F&& f) {
-  const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+  const int np = num_panels<T>(a);
   int p = 0;
   for (; p + NP <= np; p += NP) f(p, std::integral_constant<int, NP>{});
   for (; p < np; ++p) f(p, std::integral_constant<int, 1>{});

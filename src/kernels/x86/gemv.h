@@ -84,7 +84,7 @@ inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
     using S = decltype(s);
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
       auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
-        const int np = int((a.n + size_t(T::kNr) - 1) / size_t(T::kNr));
+        const int np = num_panels<T>(a);
         const int q = np / NP;
         for (int p = 0; p < q; ++p) gemv_panels<T, S, NP, gs, sf, zeros, PF, OT>(g, lhs, a, p, q);
         for (int p = q * NP; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, PF, OT>(g, lhs, a, p, 1);
