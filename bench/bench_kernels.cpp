@@ -6,6 +6,7 @@
 //   openblas/... sgemv (m = 1) / sgemm on f32 weights
 //   stream/...   reading the same bytes, several loop shapes (take the fastest)
 //   peak/...     independent dot-product instructions (MAC/s ceiling)
+//   ceiling/...  the AVX2 `_sums` GEMV's vector operations alone (AVX2 cached decode's floor)
 //   lhs/...      activation quantization and LHS packing alone, with each row quantizer a
 //                kernel of this CPU runs (the baseline quantize_row, or its ISA's)
 // Counters: MACs/s (m·n·k per second), weight B/s (packed bytes per second). bench/summarize.py
@@ -256,6 +257,8 @@ void register_all() {
       }
   }
   if (avx2) reg("peak/avx2_vpmaddubsw", [](benchmark::State& st) { run_peak(st, dot_peak_avx2, kAvx2MacsPerIter); });
+  if (avx2)
+    reg("ceiling/avx2_sums_gemv_mix", [](benchmark::State& st) { run_peak(st, sums_gemv_mix_avx2, kSumsGemvMixMacsPerStep); });
   if (isa.contains({Isa::avxvnni}))
     reg("peak/avxvnni_vpdpbusd", [](benchmark::State& st) { run_peak(st, dot_peak_avxvnni, kAvxVnniMacsPerIter); });
   if (avx512)

@@ -23,4 +23,10 @@ uint64_t dot_peak_avx2(int64_t iters);
 uint64_t dot_peak_avxvnni(int64_t iters);
 uint64_t dot_peak_avx512vnni(int64_t iters);
 
+// `steps` group steps of the AVX2 `_sums` GEMV's vector operations without its loads, as
+// independent chains: the time that layout's arithmetic takes on this core (1024 MACs per
+// step), the compute floor of AVX2 cached decode. Returns a checksum.
+constexpr int64_t kSumsGemvMixMacsPerStep = 1024;
+uint64_t sums_gemv_mix_avx2(int64_t steps);
+
 }  // namespace lowbit::bench

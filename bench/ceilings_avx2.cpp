@@ -1,5 +1,8 @@
-// AVX2 ceilings: streaming reads and the vpmaddubsw peak (see ceilings.h).
+// AVX2 ceilings: streaming reads, the vpmaddubsw peak and the `_sums` GEMV's operation mix (see
+// ceilings.h).
 #include <immintrin.h>
+
+#include <utility>
 
 #include "ceilings.h"
 
@@ -61,6 +64,52 @@ uint64_t dot_peak_avx2(int64_t iters) {
     __asm__ volatile("vpmaddubsw %1, %0, %0" : "+x"(a11) : "x"(x));
   }
   return lane(a0) ^ lane(a1) ^ lane(a2) ^ lane(a3) ^ lane(a4) ^ lane(a5) ^ lane(a6) ^ lane(a7) ^ lane(a8) ^ lane(a9) ^ lane(a10) ^ lane(a11);
+}
+
+namespace {
+// The vector operations of one group step of the AVX2 `_sums` GEMV (4-bit, g32, four panels
+// of 8 columns: 1024 MACs; docs/x86-kernels.md, "AVX2 cached decode"), in its order: four
+// rounds of one packed vector per panel (4 vpand low nibbles, 4 vpsrlw + 4 vpand high
+// nibbles, 8 vpmaddubsw, 7 vpaddw into the int16 partials), then per panel 2 vpmaddwd
+// (partials, column-sum pair product), 1 vpaddd, 1 vcvtdq2ps, 1 vfmadd. Loads left out.
+enum Op { kAnd, kShift, kMaddubs, kAddW, kMaddWd, kAddD, kCvt, kFma };
+constexpr int kMixOps = 4 * 27 + 20;
+constexpr Op mix_op(int i) {
+  if (i < 4 * 27) {
+    const int j = i % 27;
+    return j < 4 ? kAnd : j < 8 ? kShift : j < 12 ? kAnd : j < 20 ? kMaddubs : kAddW;
+  }
+  const int j = i - 4 * 27;
+  return j < 8 ? kMaddWd : j < 12 ? kAddD : j < 16 ? kCvt : kFma;
+}
+template <Op O>
+inline __attribute__((always_inline)) void mix_apply(__m256i& v, __m256i x) {
+  // One asm per instruction: the compiler can neither merge nor drop them.
+  if constexpr (O == kAnd) __asm__ volatile("vpand %1, %0, %0" : "+x"(v) : "x"(x));
+  if constexpr (O == kShift) __asm__ volatile("vpsrlw $4, %0, %0" : "+x"(v));
+  if constexpr (O == kMaddubs) __asm__ volatile("vpmaddubsw %1, %0, %0" : "+x"(v) : "x"(x));
+  if constexpr (O == kAddW) __asm__ volatile("vpaddw %1, %0, %0" : "+x"(v) : "x"(x));
+  if constexpr (O == kMaddWd) __asm__ volatile("vpmaddwd %1, %0, %0" : "+x"(v) : "x"(x));
+  if constexpr (O == kAddD) __asm__ volatile("vpaddd %1, %0, %0" : "+x"(v) : "x"(x));
+  if constexpr (O == kCvt) __asm__ volatile("vcvtdq2ps %0, %0" : "+x"(v));
+  if constexpr (O == kFma) __asm__ volatile("vfmadd231ps %1, %1, %0" : "+x"(v) : "x"(x));
+}
+template <int... I>
+inline __attribute__((always_inline)) void mix_step(__m256i (&r)[15], __m256i x, std::integer_sequence<int, I...>) {
+  // Operation i on register i mod 15: chains of 8 or 9 operations per step, shorter than the
+  // step, so only the pipes limit it.
+  (mix_apply<mix_op(I)>(r[I % 15], x), ...);
+}
+}  // namespace
+
+uint64_t sums_gemv_mix_avx2(int64_t steps) {
+  __m256i r[15];
+  for (auto& v : r) v = _mm256_set1_epi8(1);
+  const __m256i x = _mm256_set1_epi8(1);
+  for (int64_t i = 0; i < steps; ++i) mix_step(r, x, std::make_integer_sequence<int, kMixOps>{});
+  uint64_t sum = 0;
+  for (const __m256i& v : r) sum ^= lane(v);
+  return sum;
 }
 
 }  // namespace lowbit::bench

@@ -61,6 +61,15 @@ def main():
                 if b and st == st:
                     p(f"| {n}x{k} | {g} | {temp} | {t_us(b):.0f} | {st:.0f} ({sname.split('/')[1]}/{sname.split('/')[4]}) | {st / t_us(b) * 100:.0f} % |")
 
+    mix = med.get("ceiling/avx2_sums_gemv_mix")
+    hot = lb(4096, 4096, 1, 1, 4, 32, "hot")
+    if mix and hot and "avx2" in hot.get("label", ""):
+        floor_us = 4096 * 4096 / mix["MACs/s"] * 1e6
+        p(f"\nAVX2 cached decode (4096x4096 g32, hot): the `_sums` GEMV's vector operations alone take "
+          f"{floor_us:.0f} us on this core ({mix['MACs/s'] / 1e9:.1f} GMAC/s); lowbit {t_us(hot):.0f} us = "
+          f"{floor_us / t_us(hot) * 100:.0f} % of that floor; the floor is "
+          f"{stream_best(4096, 4096, 'hot')[0] / floor_us * 100:.0f} % of the L3 read's speed.")
+
     p("\n## Small batches (4-bit, g32, 1 thread): time per row and share of the dot peak")
     p("| shape | " + " | ".join(f"m={m}" for m in (1, 2, 3, 4, 8, 16)) + " | m=8 % peak |")
     p("|---|" + "---|" * 7)
