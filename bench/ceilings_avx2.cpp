@@ -73,13 +73,14 @@ namespace {
 // nibbles, 8 vpmaddubsw, 7 vpaddw into the int16 partials), then per panel 2 vpmaddwd
 // (partials, column-sum pair product), 1 vpaddd, 1 vcvtdq2ps, 1 vfmadd. Loads left out.
 enum Op { kAnd, kShift, kMaddubs, kAddW, kMaddWd, kAddD, kCvt, kFma };
-constexpr int kMixOps = 4 * 27 + 20;
+constexpr int kRounds = 4, kRoundOps = 4 + 4 + 4 + 8 + 7, kEndOps = 4 * (2 + 1 + 1 + 1);
+constexpr int kMixOps = kRounds * kRoundOps + kEndOps;  // 128
 constexpr Op mix_op(int i) {
-  if (i < 4 * 27) {
-    const int j = i % 27;
+  if (i < kRounds * kRoundOps) {
+    const int j = i % kRoundOps;
     return j < 4 ? kAnd : j < 8 ? kShift : j < 12 ? kAnd : j < 20 ? kMaddubs : kAddW;
   }
-  const int j = i - 4 * 27;
+  const int j = i - kRounds * kRoundOps;
   return j < 8 ? kMaddWd : j < 12 ? kAddD : j < 16 ? kCvt : kFma;
 }
 template <Op O>
@@ -96,6 +97,7 @@ inline __attribute__((always_inline)) void mix_apply(__m256i& v, __m256i x) {
 }
 template <int... I>
 inline __attribute__((always_inline)) void mix_step(__m256i (&r)[15], __m256i x, std::integer_sequence<int, I...>) {
+  static_assert(sizeof...(I) == 128, "one group step's vector operations");
   // Operation i on register i mod 15: chains of 8 or 9 operations per step, shorter than the
   // step, so only the pipes limit it.
   (mix_apply<mix_op(I)>(r[I % 15], x), ...);
