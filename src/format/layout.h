@@ -37,13 +37,36 @@
 namespace lowbit {
 
 struct LayoutDesc {
-  uint16_t id;       // stable on-disk id; never reused
-  const char* name;  // e.g. "x86_avx512_n16k4s64"
-  Arch arch;         // Arch::unknown: runs anywhere
-  IsaSet isa;        // the ISA the layout is packed for (recorded in headers)
-  int nr, kr, sr;    // columns per panel, k-interleave, plane chunk bytes
-  bool bf16_scales;  // may store scales as bf16 when every scale is bf16-exact
-  bool col_sums = false;  // the payload holds column sums (see above)
+  uint16_t id = 0;          // stable on-disk id; never reused (format/layouts.h, layout_id)
+  const char* name = "";    // e.g. "x86_avx512_n16k4s64"
+  Arch arch = Arch::unknown;  // Arch::unknown: runs anywhere
+  IsaSet isa;               // the ISA the layout is packed for (recorded in headers)
+  int nr = 1, kr = 1, sr = 1;  // columns per panel, k-interleave, plane chunk bytes
+  bool bf16_scales = false;  // may store scales as bf16 when every scale is bf16-exact
+  bool col_sums = false;     // the payload holds column sums (see above)
+
+  // A table row that reads on its own (format/layouts.cpp):
+  //   LayoutDesc::family(id, name, arch, isa).panel(nr, kr, sr).bf16_scales_when_exact()
+  static constexpr LayoutDesc family(uint16_t id, const char* name, Arch arch, IsaSet isa) {
+    LayoutDesc l;
+    l.id = id, l.name = name, l.arch = arch, l.isa = isa;
+    return l;
+  }
+  constexpr LayoutDesc panel(int columns, int k_interleave, int chunk_bytes) const {
+    LayoutDesc l = *this;
+    l.nr = columns, l.kr = k_interleave, l.sr = chunk_bytes;
+    return l;
+  }
+  constexpr LayoutDesc bf16_scales_when_exact() const {
+    LayoutDesc l = *this;
+    l.bf16_scales = true;
+    return l;
+  }
+  constexpr LayoutDesc with_col_sums() const {
+    LayoutDesc l = *this;
+    l.col_sums = true;
+    return l;
+  }
 };
 
 // k values per column-sum block of a group: the largest multiple of 16 (of 32 when the group
