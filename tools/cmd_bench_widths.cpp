@@ -15,6 +15,7 @@
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
 #include "ops/linear.h"
+#include "ops/thread_pool.h"
 #include "registry/registry.h"
 #include "select/plan.h"
 #include "timing.h"
@@ -56,6 +57,23 @@ std::vector<double> rotate_interleaved(const std::vector<std::function<void(int)
   return out;
 }
 
+// The planner's plan for m rows, or (kernel non-empty) the same tiling run by `kernel` alone.
+ExecPlan plan_for(const PackedWeights& w, int m, int threads, const std::string& kernel) {
+  ExecPlan plan = make_plan(default_registry(), host_profile(), w.impl().buf.header, m, threads);
+  if (kernel.empty()) return plan;
+  const KernelDesc* kd = default_registry().kernel(kernel);
+  if (kd == nullptr) throw UsageError("no kernel named '" + kernel + "' (lowbit info lists them)");
+  const PackedHeader& h = w.impl().buf.header;
+  const std::string why = kernel_rejection(*kd, *h.layout, h.problem, host_profile().isa);
+  if (!why.empty()) fail(Status::unsupported, "--kernel ", kernel, ": ", why);
+  for (int u = 0; u < plan.num_uarchs; ++u) {
+    plan.per_uarch[u].num_segments = 1;
+    plan.per_uarch[u].seg[0] = {kd, 0, m};
+  }
+  if (plan.row_tile % kd->mr != 0) plan.row_tile = (m + kd->mr - 1) / kd->mr * kd->mr;
+  return plan;
+}
+
 }  // namespace
 
 int bench_widths(const Args& args) {
@@ -72,6 +90,7 @@ int bench_widths(const Args& args) {
   if (which != "all" && which != "decode" && which != "prefill")
     throw UsageError("--case must be decode, prefill or all (got '" + which + "')");
   const bool do_decode = which != "prefill", do_prefill = which != "decode";
+  const std::string decode_kernel = args.str("decode-kernel"), prefill_kernel = args.str("prefill-kernel");
   // At least 160 MiB per width in the rotation, at least 3 copies: 5x a 32 MiB L3.
   const double cold_bytes = quick ? 8e6 : 160.0 * 1024 * 1024;
 
@@ -120,14 +139,18 @@ int bench_widths(const Args& args) {
   };
   std::vector<Row> rows;
   for (long t : threads_list) {
-    LinearOptions opt;
-    opt.num_threads = int(t);
+    ThreadPool* const pool = pool_for_threads(int(t));
     settle();
     std::vector<std::function<void(int)>> fns;
+    std::vector<ExecPlan> decode_plans, prefill_plans;
+    for (const WidthCase& c : cases)
+      if (do_decode) decode_plans.push_back(plan_for(c.copies[0], 1, int(t), decode_kernel));
+    for (const PackedWeights& w : prefill_w) prefill_plans.push_back(plan_for(w, pm, int(t), prefill_kernel));
     if (do_decode) {
-      for (WidthCase& c : cases)
-        fns.push_back([&c, &opt, &x1, &y](int r) {
-          c.copies[size_t(r) % c.copies.size()].linear(1, x1.data(), y.data(), opt);
+      for (size_t i = 0; i < cases.size(); ++i)
+        fns.push_back([&c = cases[i], &plan = decode_plans[i], pool, &x1, &y](int r) {
+          const PackedWeights& w = c.copies[size_t(r) % c.copies.size()];
+          execute_plan(plan, host_profile(), w.impl().buf, 1, x1.data(), y.data(), {}, pool, {});
         });
       if (t == 1)  // the plain read, one thread: the same bytes, the same rotation
         for (WidthCase& c : cases)
@@ -139,8 +162,10 @@ int bench_widths(const Args& args) {
     const std::vector<double> d = fns.empty() ? std::vector<double>{} : rotate_interleaved(fns, reps);
     std::vector<std::function<void(int)>> pf;
     if (do_prefill)
-      for (const PackedWeights& w : prefill_w)
-        pf.push_back([&w, &opt, &x1, &y, pm](int) { w.linear(pm, x1.data(), y.data(), opt); });
+      for (size_t i = 0; i < prefill_w.size(); ++i)
+        pf.push_back([&w = prefill_w[i], &plan = prefill_plans[i], pool, &x1, &y, pm](int) {
+          execute_plan(plan, host_profile(), w.impl().buf, pm, x1.data(), y.data(), {}, pool, {});
+        });
     const std::vector<double> p = pf.empty() ? std::vector<double>{} : rotate_interleaved(pf, std::max(3, reps / 3));
     for (size_t i = 0; i < cases.size(); ++i) {
       Row row;
@@ -149,13 +174,11 @@ int bench_widths(const Args& args) {
         row.decode_ns = d[i];
         row.stream_ns = t == 1 ? d[cases.size() + i] : 0;
         row.read_bytes = cases[i].read_bytes;
-        row.decode_kernels = plan_kernels_text(
-            make_plan(default_registry(), host_profile(), cases[i].copies[0].impl().buf.header, 1, int(t)));
+        row.decode_kernels = plan_kernels_text(decode_plans[i]);
       }
       if (do_prefill) {
         row.prefill_ns = p[i];
-        row.prefill_kernels = plan_kernels_text(
-            make_plan(default_registry(), host_profile(), prefill_w[i].impl().buf.header, pm, int(t)));
+        row.prefill_kernels = plan_kernels_text(prefill_plans[i]);
       }
       rows.push_back(row);
     }
