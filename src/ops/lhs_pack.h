@@ -9,6 +9,11 @@
 //                                Su | cz << 16, one 16-bit pair dot product gives
 //                                -zx·Su - cz·Ex (|Ex| <= 255·128 fits)
 //   int8    q[k/kr][mr][kr]      qx, kr values of a row at a time; rows >= m are zero
+//   or, for table-lookup kernels (LhsKind::lut4), instead of q:
+//   uint8   tables[k/4][mr][32]  per row and k4 group j, with x' = qx - zx (|x'| <= 255) and
+//                                T'[i] = Σ_{b<4} bit b of i · x'[4j+b] + kLutBias (0..2040):
+//                                16 bytes T' & 31, then 16 bytes T' >> 5 (vpshufb tables whose
+//                                byte sums stay exact for 4 lookups); rows >= m: zero
 // Each part starts at a 64-byte boundary of the block; blocks are 64-byte aligned.
 #pragma once
 
@@ -19,13 +24,22 @@
 
 namespace lowbit {
 
+// What a block holds after the pairs: the values (q) or the lookup tables (tables).
+enum class LhsKind : uint8_t { values, lut4 };
+
 struct LhsFormat {
   int mr = 1;
   int kr = 1;
+  LhsKind kind = LhsKind::values;
+  bool operator==(const LhsFormat& o) const { return mr == o.mr && kr == o.kr && kind == o.kind; }
 };
 
+// The lookup tables' entries are offset by this (4 · 255), so that they are never negative.
+constexpr int kLutBias = 1020;
+constexpr int kLutTableBytes = 32;  // per row and k4 group
+
 struct LhsBlockLayout {
-  size_t zero_offset, sums_offset, pairs_offset, q_offset, block_bytes;
+  size_t zero_offset, sums_offset, pairs_offset, q_offset, block_bytes;  // q_offset: q or tables
 };
 
 LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups);
@@ -49,5 +63,6 @@ inline const int32_t* lhs_pairs(const uint8_t* block, const LhsBlockLayout& l) {
 inline const int8_t* lhs_q(const uint8_t* block, const LhsBlockLayout& l) {
   return reinterpret_cast<const int8_t*>(block + l.q_offset);
 }
+inline const uint8_t* lhs_tables(const uint8_t* block, const LhsBlockLayout& l) { return block + l.q_offset; }
 
 }  // namespace lowbit

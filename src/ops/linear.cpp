@@ -119,8 +119,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
       const Segment& seg = plan.per_uarch[u].seg[s];
       int i = 0;
       const LhsRef* refs = lhs_refs_;
-      while (i < num_lhs_refs_ && !(refs[i].format.mr == seg.kernel->lhs.mr &&
-                                    refs[i].format.kr == seg.kernel->lhs.kr &&
+      while (i < num_lhs_refs_ && !(refs[i].format == seg.kernel->lhs &&
                                     refs[i].row_begin == seg.row_begin && refs[i].rows == seg.rows))
         ++i;
       if (i == num_lhs_refs_) {
