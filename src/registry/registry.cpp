@@ -35,6 +35,11 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
       fail(Status::internal, "registry: kernel ", name, ": lhs kr ", k.lhs.kr, " must divide 16");
     if (l->kr < 1 || 16 % l->kr != 0 || l->nr < 1 || l->sr < 1)
       fail(Status::internal, "registry: layout ", l->name, ": kr must divide 16, nr and sr >= 1");
+    if ((k.lhs.kind == LhsKind::lut4) != (l->encoding == WeightEncoding::lut_k4))
+      fail(Status::internal, "registry: kernel ", name, ": lookup tables go with lut_k4 layouts only (",
+           l->name, ")");
+    if (l->encoding == WeightEncoding::lut_k4 && (l->kr != 4 || l->nr % 16 != 0))
+      fail(Status::internal, "registry: layout ", l->name, ": lut_k4 needs kr 4 and nr a multiple of 16");
     if (!k.requires.contains(l->isa))
       fail(Status::internal, "registry: kernel ", name, " requires ", k.requires.to_string(),
            " but its layout ", l->name, " is packed for ", l->isa.to_string());
@@ -75,7 +80,7 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
 
 std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout) {
   return concat(kd.name, "|", layout.name, "#", layout.id, "|", kd.requires.to_string(), "|mr", kd.mr,
-                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, "|bits", kd.bits_mask, "|rv", kd.row_variants, "|rb",
+                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, kd.lhs.kind == LhsKind::lut4 ? "t" : "", "|bits", kd.bits_mask, "|rv", kd.row_variants, "|rb",
                 kd.every_row_bits);
 }
 
@@ -177,6 +182,11 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_gemm_4x8c4__avxvnni", LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni))
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(4, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(row_counts({2, 4})).every_row_at_widths(bits_mask({4}))
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      // x86-64 table lookup (src/kernels/x86/lut.h, docs/lut-kernels.md): the low widths.
+      K::named("qa8_qw_lut_gemv_1x32__avx2", LOWBIT_X86(qa8_qw_lut_gemv_1x32__avx2))
+          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(1, 4).lut_tables()
+          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(kEveryRowCount)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)

@@ -51,6 +51,7 @@ struct KernelDesc {
   //       .reads(layout_id::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni)
   //       .tile(1, 4).widths(kAllBits).supports(kZeroPoints | kBias)
   //       .code_for_rows(kEveryRowCount).streams_records_only().quantizer(q)
+  // (a table-lookup kernel adds .lut_tables()).
   static KernelDesc named(const char* name, UKernelFn fn) {
     KernelDesc k{};
     k.name = name, k.fn = fn;
@@ -60,8 +61,11 @@ struct KernelDesc {
   KernelDesc requires_isa(IsaSet isa) const { return with([&](KernelDesc& k) { k.requires = isa; }); }
   // mr rows per LHS block, the LHS packed with k-interleave lhs_kr (the layout's kr).
   KernelDesc tile(int rows, int lhs_kr) const {
-    return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr}; });
+    return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr, k.lhs.kind}; });
   }
+  // Its LHS holds lookup tables instead of the values (ops/lhs_pack.h, LhsKind::lut4): the
+  // table-lookup kernels, on layouts of lut_k4 indices.
+  KernelDesc lut_tables() const { return with([&](KernelDesc& k) { k.lhs.kind = LhsKind::lut4; }); }
   KernelDesc widths(uint16_t mask) const { return with([&](KernelDesc& k) { k.bits_mask = mask; }); }
   KernelDesc supports(unsigned options) const {
     return with([&](KernelDesc& k) { k.zeros = options & 1u, k.bias = options & 2u; });

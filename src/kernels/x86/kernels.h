@@ -14,6 +14,8 @@ void qa8_qw_gemv_1x8c4_sums__avx2(const GemmShape& shape, const UKernelArgs& arg
 void qa8_qw_gemm_4x8c4__avx2(const GemmShape& shape, const UKernelArgs& args);
 // Their activation quantizer (and AVX-VNNI's): quantize_row with 256-bit vectors.
 RowQuant f32_qa8_quantize_row__avx2(const float* x, size_t k, int8_t* q);
+// AVX2 table lookup (vpshufb), layout x86_avx2_lut_n32k4s32 (kernels/x86/lut.h).
+void qa8_qw_lut_gemv_1x32__avx2(const GemmShape& shape, const UKernelArgs& args);
 // AVX-VNNI (256-bit vpdpbusd / vpdpwssd), same layout as AVX2.
 void qa8_qw_gemv_1x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemv_1x8c4_sums__avxvnni(const GemmShape& shape, const UKernelArgs& args);
