@@ -39,7 +39,8 @@ void block_sums(const int8_t* q, size_t k, size_t b, int32_t* out) {
 #endif
 }
 
-// Row r's lookup tables (lhs_pack.h) into its slots of [k/4][mr][32] (out: row r's first).
+}  // namespace
+
 // Per k4 group, the 16 entries as two vectors of 8 int16 (entries 0-7, then + x'3 for 8-15).
 void lut_tables(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out) {
 #if defined(__SSE2__)
@@ -72,6 +73,8 @@ void lut_tables(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out) 
   }
 #endif
 }
+
+namespace {
 
 // Row r's values into the block's [k/KR][mr][KR] order (q already points at row r's slot).
 template <size_t KR>
@@ -131,7 +134,7 @@ LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups) {
 }
 
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
-              uint8_t* out, RowQuantizeFn quantize) {
+              uint8_t* out, RowQuantizeFn quantize, LutTablesFn tables) {
   const size_t groups = k / group_size;
   const size_t sum_block = size_t(col_sum_block(int(group_size)));
   const LhsBlockLayout l = lhs_block_layout(f, k, groups);
@@ -169,7 +172,7 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
         for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) group_sum += bsums[b];
         sums[g * f.mr + r] = group_sum;
       }
-      if (lut) lut_tables(qr, k, rq.zero, size_t(f.mr), reinterpret_cast<uint8_t*>(q) + r * kLutTableBytes);
+      if (lut) tables(qr, k, rq.zero, size_t(f.mr), reinterpret_cast<uint8_t*>(q) + r * kLutTableBytes);
     }
     if (f.mr > 1 && !lut) interleave_block(f, rows_q.data(), std::min(size_t(f.mr), m - b0), k, q);
   }

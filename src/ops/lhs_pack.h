@@ -44,10 +44,17 @@ struct LhsBlockLayout {
 
 LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups);
 
+// One row's lookup tables (lut4, above) from its quantized values q[k] and zero point zx, into
+// out + j·mr·kLutTableBytes for each k4 group j (out: the row's first slot). lut_tables is the
+// definition (SSE2); an ISA's own (KernelDesc::tables) writes the same bytes.
+using LutTablesFn = void (*)(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out);
+void lut_tables(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out);
+
 // Quantizes rows [0, m) of x (row stride ldx floats) into ceil(m/mr) blocks at `out`, each
-// row with `quantize` (the kernel's, KernelDesc::quantize, when it has one).
+// row with `quantize` (the kernel's, KernelDesc::quantize, when it has one) and, for lut4, its
+// tables with `tables` (likewise KernelDesc::tables).
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
-              uint8_t* out, RowQuantizeFn quantize = quantize_row);
+              uint8_t* out, RowQuantizeFn quantize = quantize_row, LutTablesFn tables = lut_tables);
 
 // Block accessors.
 inline const float* lhs_scales(const uint8_t* block) { return reinterpret_cast<const float*>(block); }

@@ -65,6 +65,7 @@ class LinearJob final : public TaskJob {
   struct LhsRef {
     LhsFormat format;
     RowQuantizeFn quantize = quantize_row;
+    LutTablesFn tables = lut_tables;
     int row_begin = 0, rows = 0;
     size_t offset = 0, block_bytes = 0, first_block = 0;
   };
@@ -128,6 +129,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
         r.format = seg.kernel->lhs;
         // The ISA's quantizer (one the profile has: the plan's kernel requires it).
         if (seg.kernel->quantize != nullptr) r.quantize = seg.kernel->quantize;
+        if (seg.kernel->tables != nullptr) r.tables = seg.kernel->tables;
         r.row_begin = seg.row_begin;
         r.rows = seg.rows;
         r.block_bytes = lhs_block_layout(r.format, size_t(k), size_t(geo_.groups)).block_bytes;
@@ -185,7 +187,7 @@ void LinearJob::prologue() {
     for (size_t b = 0; b * mr < rows; ++b) {
       pack_lhs(r.format, std::min(mr, rows - b * mr), k, size_t(geo_.group_size),
                x_ + (size_t(r.row_begin) + b * mr) * k, k, lhs_.data() + r.offset + b * r.block_bytes,
-               r.quantize);
+               r.quantize, r.tables);
       packed_[r.first_block + b].store(pack_epoch_, std::memory_order_release);
     }
   }

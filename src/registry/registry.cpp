@@ -185,8 +185,12 @@ std::vector<KernelDesc> builtin_kernels() {
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       // x86-64 table lookup (src/kernels/x86/lut.h, docs/lut-kernels.md): the low widths.
       K::named("qa8_qw_lut_gemv_1x32__avx2", LOWBIT_X86(qa8_qw_lut_gemv_1x32__avx2))
-          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(1, 4).lut_tables()
+          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(1, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
           .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(kEveryRowCount)
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_lut_gemm_4x32__avx2", LOWBIT_X86(qa8_qw_lut_gemm_4x32__avx2))
+          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(4, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
+          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(row_counts({4}))
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)

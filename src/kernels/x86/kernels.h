@@ -3,6 +3,7 @@
 // docs/x86-kernels.md describes them; gemv.h and gemm.h hold the loops.
 #pragma once
 
+#include "ops/lhs_pack.h"
 #include "ops/quantize_activations.h"
 #include "registry/kernel.h"
 
@@ -16,6 +17,9 @@ void qa8_qw_gemm_4x8c4__avx2(const GemmShape& shape, const UKernelArgs& args);
 RowQuant f32_qa8_quantize_row__avx2(const float* x, size_t k, int8_t* q);
 // AVX2 table lookup (vpshufb), layout x86_avx2_lut_n32k4s32 (kernels/x86/lut.h).
 void qa8_qw_lut_gemv_1x32__avx2(const GemmShape& shape, const UKernelArgs& args);
+void qa8_qw_lut_gemm_4x32__avx2(const GemmShape& shape, const UKernelArgs& args);
+// Their lookup-table builder (and AVX-512's): lut_tables with 256-bit vectors.
+void qa8_lut4_tables__avx2(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out);
 // AVX-VNNI (256-bit vpdpbusd / vpdpwssd), same layout as AVX2.
 void qa8_qw_gemv_1x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemv_1x8c4_sums__avxvnni(const GemmShape& shape, const UKernelArgs& args);

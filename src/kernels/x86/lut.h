@@ -45,39 +45,49 @@ inline LutLhs lut_lhs_view(const GemmShape& shape, const UKernelArgs& a) {
   return {lhs_scales(a.lhs), lhs_pairs(a.lhs, l), lhs_tables(a.lhs, l)};
 }
 
-// The lookups of 16 k (two k8 steps, 4 per plane) for NP panels, added into the uint16 sums
-// (lo, hi pairs of the low, resp. high 8 bytes of each 16-byte lane: ab[q][0], ab[q][1]).
-// at[q]: panel q's index vectors of the first step (one per plane); tab: the tables of the
-// step's first k4 group.
-template <class T, int BITS, int NP>
-LOWBIT_X86_INLINE void lut_chunk(const uint8_t* const* at, const uint8_t* tab, typename T::V (&ab)[NP][2],
-                                 typename T::V nib) {
+// The lookups of 16 k (two k8 steps, 4 per plane) for ROWS rows and NP panels, added into the
+// uint16 sums (lo, hi pairs of the low, resp. high 8 bytes of each 16-byte lane: ab[r][q][0],
+// ab[r][q][1]). at[q]: panel q's index vectors of the first step (one per plane), extracted
+// once for every row; tab: the tables of the step's first k4 group ([k/4][ROWS][32]).
+template <class T, int BITS, int ROWS, int NP>
+LOWBIT_X86_INLINE void lut_chunk(const uint8_t* const* at, const uint8_t* tab,
+                                 typename T::V (&ab)[ROWS][NP][2], typename T::V nib) {
   using V = typename T::V;
-  V lo[NP][BITS], hi[NP][BITS];
+  V lo[ROWS][NP][BITS], hi[ROWS][NP][BITS];
   static_for<2>([&](auto t) LOWBIT_X86_LAMBDA {
-    const uint8_t* tt = tab + t * 2 * kLutTableBytes;
-    const V tl0 = T::table(tt), th0 = T::table(tt + 16);
-    const V tl1 = T::table(tt + kLutTableBytes), th1 = T::table(tt + kLutTableBytes + 16);
+    V idx[NP][BITS][2];
     static_for<BITS>([&](auto p) LOWBIT_X86_LAMBDA {
       static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
         const V v = T::load_packed(at[q] + (t * BITS + p) * T::kCols);
-        const V i0 = T::and_(v, nib), i1 = T::and_(T::template srli16<4>(v), nib);
-        const V l = T::add8(T::shuffle(tl0, i0), T::shuffle(tl1, i1));
-        const V h = T::add8(T::shuffle(th0, i0), T::shuffle(th1, i1));
-        lo[q][p] = t == 0 ? l : T::add8(lo[q][p], l);
-        hi[q][p] = t == 0 ? h : T::add8(hi[q][p], h);
+        idx[q][p][0] = T::and_(v, nib);
+        idx[q][p][1] = T::and_(T::template srli16<4>(v), nib);
+      });
+    });
+    static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+      const uint8_t* t0 = tab + (2 * t * ROWS + r) * kLutTableBytes;  // k4 group 2t
+      const uint8_t* t1 = t0 + ROWS * kLutTableBytes;                  // and 2t + 1
+      const V tl0 = T::table(t0), th0 = T::table(t0 + 16), tl1 = T::table(t1), th1 = T::table(t1 + 16);
+      static_for<BITS>([&](auto p) LOWBIT_X86_LAMBDA {
+        static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
+          const V l = T::add8(T::shuffle(tl0, idx[q][p][0]), T::shuffle(tl1, idx[q][p][1]));
+          const V h = T::add8(T::shuffle(th0, idx[q][p][0]), T::shuffle(th1, idx[q][p][1]));
+          lo[r][q][p] = t == 0 ? l : T::add8(lo[r][q][p], l);
+          hi[r][q][p] = t == 0 ? h : T::add8(hi[r][q][p], h);
+        });
       });
     });
   });
-  static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
-    static_for<BITS>([&](auto p) LOWBIT_X86_LAMBDA {
-      // (lo, hi) · (2^p, 32·2^p); from p = 2 on, (1, 32) shifted (a byte cannot hold 128).
-      constexpr int kW = 1 << (p < 2 ? int(p) : 0);
-      const V w = T::set1_16(int16_t(kW | (32 * kW) << 8));
-      static_for<2>([&](auto h) LOWBIT_X86_LAMBDA {
-        V x = T::maddubs(h == 0 ? T::unpacklo8(lo[q][p], hi[q][p]) : T::unpackhi8(lo[q][p], hi[q][p]), w);
-        if constexpr (p >= 2) x = T::template slli16<p>(x);
-        ab[q][h] = T::add16(ab[q][h], x);
+  static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+    static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
+      static_for<BITS>([&](auto p) LOWBIT_X86_LAMBDA {
+        // (lo, hi) · (2^p, 32·2^p); from p = 2 on, (1, 32) shifted (a byte cannot hold 128).
+        constexpr int kW = 1 << (p < 2 ? int(p) : 0);
+        const V w = T::set1_16(int16_t(kW | (32 * kW) << 8));
+        static_for<2>([&](auto h) LOWBIT_X86_LAMBDA {
+          V x = T::maddubs(h == 0 ? T::unpacklo8(lo[r][q][p], hi[r][q][p]) : T::unpackhi8(lo[r][q][p], hi[r][q][p]), w);
+          if constexpr (p >= 2) x = T::template slli16<p>(x);
+          ab[r][q][h] = T::add16(ab[r][q][h], x);
+        });
       });
     });
   });
@@ -95,10 +105,11 @@ LOWBIT_X86_INLINE void with_lut_group(int group_size, F&& f) {
   }
 }
 
-// One row, NP panels p0, p0 + ps, ...: a panel is 4 runs of T::kNr columns, d and the f32 sums
-// one vector per run. BITS: 1..3 (kWidenK); GS: the group size, or 0 (with_lut_group).
-template <class T, int BITS, int NP, int GS>
-inline void lut_gemv_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernelArgs& a, int p0, int ps) {
+// ROWS rows (an LHS block of ROWS), NP panels p0, p0 + ps, ...: a panel is 4 runs of T::kNr
+// columns, d and the f32 sums one vector per row and run. BITS: 1..3 (kWidenK); GS: the group
+// size, or 0 (with_lut_group).
+template <class T, int BITS, int ROWS, int NP, int GS>
+inline void lut_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
   using F = typename T::F;
   constexpr int kChunks = kWidenK<BITS> / 16;
@@ -112,39 +123,47 @@ inline void lut_gemv_panels(const PackedGeometry& g, const LutLhs& lhs, const UK
   static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { rec[q] = a.rhs + size_t(p0 + q * ps) * g.panel_bytes; });
   const uint8_t* tab = lhs.tables;
   const int32_t* pairs = lhs.pairs;
-  F facc[NP][4];
-  static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { static_for<4>([&](auto r) LOWBIT_X86_LAMBDA { facc[q][r] = T::fzero(); }); });
+  F facc[ROWS][NP][4];
+  static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+    static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { static_for<4>([&](auto u) LOWBIT_X86_LAMBDA { facc[r][q][u] = T::fzero(); }); });
+  });
   for (int grp = 0; grp < g.groups; ++grp) {
-    int32_t ex = 0;
-    for (int s = 0; s < blocks; ++s) ex -= pairs[s] >> 16;
-    pairs += blocks;
-    V d[NP][4];
-    const V start = T::set1_32(-bias - (g.has_zeros ? 0 : o * ex));
-    static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
-      static_for<4>([&](auto r) LOWBIT_X86_LAMBDA {
-        // cz·Ex in int32 (vpmulld): exact modulo 2^32, as d is.
-        d[q][r] = g.has_zeros ? T::sub32(start, T::mul32(T::cz_cols(rec[q] + g.zeros_offset + r * T::kNr, o), T::set1_32(ex)))
-                              : start;
+    V d[ROWS][NP][4];
+    static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+      int32_t ex = 0;
+      for (int s = 0; s < blocks; ++s) ex -= pairs[s * ROWS + r] >> 16;
+      const V start = T::set1_32(-bias - (g.has_zeros ? 0 : o * ex));
+      static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
+        static_for<4>([&](auto u) LOWBIT_X86_LAMBDA {
+          // cz·Ex in int32 (vpmulld): exact modulo 2^32, as d is.
+          d[r][q][u] = g.has_zeros ? T::sub32(start, T::mul32(T::cz_cols(rec[q] + g.zeros_offset + u * T::kNr, o), T::set1_32(ex)))
+                                   : start;
+        });
       });
     });
+    pairs += blocks * ROWS;
     const uint8_t* at[NP];
     static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { at[q] = rec[q]; });
     for (int c0 = 0; c0 < chunks; c0 += kChunks) {
-      V ab[NP][2];
-      static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { ab[q][0] = ab[q][1] = T::zero(); });
+      V ab[ROWS][NP][2];
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { ab[r][q][0] = ab[r][q][1] = T::zero(); });
+      });
       const int c1 = min_i(c0 + kChunks, chunks);
 #pragma GCC unroll 8
       for (int c = c0; c < c1; ++c) {
-        lut_chunk<T, BITS, NP>(at, tab, ab, nib);
-        tab += 4 * kLutTableBytes;
+        lut_chunk<T, BITS, ROWS, NP>(at, tab, ab, nib);
+        tab += 4 * ROWS * kLutTableBytes;
         static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA { at[q] += 2 * BITS * T::kCols; });
       }
-      // Run r of the panel: the even (r = 0, 2) or odd (1, 3) halves of the 32-bit lanes of
-      // ab[q][r / 2] (format/layout.h, lut_byte).
-      static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
-        static_for<4>([&](auto r) LOWBIT_X86_LAMBDA {
-          const V half = r % 2 == 0 ? T::and_(ab[q][r / 2], low16) : T::template srli32<16>(ab[q][r / 2]);
-          d[q][r] = T::add32(d[q][r], half);
+      // Run u of the panel: the even (u = 0, 2) or odd (1, 3) halves of the 32-bit lanes of
+      // ab[r][q][u / 2] (format/layout.h, lut_byte).
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
+          static_for<4>([&](auto u) LOWBIT_X86_LAMBDA {
+            const V half = u % 2 == 0 ? T::and_(ab[r][q][u / 2], low16) : T::template srli32<16>(ab[r][q][u / 2]);
+            d[r][q][u] = T::add32(d[r][q][u], half);
+          });
         });
       });
     }
@@ -152,15 +171,20 @@ inline void lut_gemv_panels(const PackedGeometry& g, const LutLhs& lhs, const UK
     static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
       F sw[4];
       T::load_scales4(rec[q] + g.scales_offset, bf16, sw);
-      static_for<4>([&](auto r) LOWBIT_X86_LAMBDA { facc[q][r] = T::fmadd(T::cvt(d[q][r]), sw[r], facc[q][r]); });
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        static_for<4>([&](auto u) LOWBIT_X86_LAMBDA { facc[r][q][u] = T::fmadd(T::cvt(d[r][q][u]), sw[u], facc[r][q][u]); });
+      });
       rec[q] += g.record_bytes;
     });
   }
-  const Lhs out{lhs.sx, nullptr, nullptr, nullptr};  // store_row reads the row's s_x
+  const Lhs out{lhs.sx, nullptr, nullptr, nullptr};  // store_row reads the rows' s_x
   static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
-    static_for<4>([&](auto r) LOWBIT_X86_LAMBDA {
-      const int run = (p0 + q * ps) * 4 + r;  // kNr columns each
-      if (size_t(run) * T::kNr < a.n) store_row<T>(out, a, run, 0, facc[q][r]);
+    static_for<4>([&](auto u) LOWBIT_X86_LAMBDA {
+      const int run = (p0 + q * ps) * 4 + u;  // kNr columns each
+      if (size_t(run) * T::kNr < a.n)
+        static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+          if (size_t(r) < a.m) store_row<T>(out, a, run, r, facc[r][q][u]);
+        });
     });
   });
 }
@@ -185,8 +209,23 @@ inline void lut_gemv(const GemmShape& shape, const UKernelArgs& a) {
     with_lut_group(g.group_size, [&](auto gs) LOWBIT_X86_LAMBDA {
       const int np = int((a.n + size_t(T::kCols) - 1) / size_t(T::kCols));
       const int q = np / NP;
-      for (int p = 0; p < q; ++p) lut_gemv_panels<T, bits, NP, gs>(g, lhs, a, p, q);
-      for (int p = q * NP; p < np; ++p) lut_gemv_panels<T, bits, 1, gs>(g, lhs, a, p, 1);
+      for (int p = 0; p < q; ++p) lut_panels<T, bits, 1, NP, gs>(g, lhs, a, p, q);
+      for (int p = q * NP; p < np; ++p) lut_panels<T, bits, 1, 1, gs>(g, lhs, a, p, 1);
+    });
+  });
+}
+
+// The registered entry point of a LUT GEMM: an LHS block of MR rows (all computed, the rows
+// past a.m not stored), one panel at a time; the index vectors are extracted once for the MR
+// rows.
+template <class T, int MR>
+inline void lut_gemm(const GemmShape& shape, const UKernelArgs& a) {
+  const PackedGeometry& g = *shape.geo;
+  const LutLhs lhs = lut_lhs_view<MR>(shape, a);
+  with_lut_bits(g.bits, [&](auto bits) LOWBIT_X86_LAMBDA {
+    with_lut_group(g.group_size, [&](auto gs) LOWBIT_X86_LAMBDA {
+      const int np = int((a.n + size_t(T::kCols) - 1) / size_t(T::kCols));
+      for (int p = 0; p < np; ++p) lut_panels<T, bits, MR, 1, gs>(g, lhs, a, p, 1);
     });
   });
 }

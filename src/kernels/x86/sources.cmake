@@ -16,7 +16,9 @@ set(avx2_kernels
   kernels/x86/avx2/qa8_qw_gemv_1x8c4_sums__avx2.cpp
   kernels/x86/avx2/qa8_qw_gemm_4x8c4__avx2.cpp
   kernels/x86/avx2/f32_qa8_quantize_row__avx2.cpp
-  kernels/x86/avx2/qa8_qw_lut_gemv_1x32__avx2.cpp)
+  kernels/x86/avx2/qa8_qw_lut_gemv_1x32__avx2.cpp
+  kernels/x86/avx2/qa8_qw_lut_gemm_4x32__avx2.cpp
+  kernels/x86/avx2/qa8_lut4_tables__avx2.cpp)
 set(avxvnni_kernels
   kernels/x86/avxvnni/qa8_qw_gemv_1x8c4__avxvnni.cpp
   kernels/x86/avxvnni/qa8_qw_gemv_1x8c4_sums__avxvnni.cpp
