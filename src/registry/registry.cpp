@@ -134,8 +134,8 @@ namespace {
 // What each x86 kernel TU is compiled for (src/kernels/x86/sources.cmake).
 constexpr IsaSet kX86Avx2{Isa::avx2, Isa::fma, Isa::f16c};
 constexpr IsaSet kX86AvxVnni = kX86Avx2 | IsaSet{Isa::avxvnni};
-constexpr IsaSet kX86Avx512Vnni = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
-                                                    Isa::avx512dq, Isa::avx512vnni};
+constexpr IsaSet kX86Avx512 = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq};
+constexpr IsaSet kX86Avx512Vnni = kX86Avx512 | IsaSet{Isa::avx512vnni};
 
 // What each aarch64 kernel TU is compiled for (src/kernels/arm/sources.cmake).
 constexpr IsaSet kArmNeon{Isa::neon};
@@ -201,6 +201,15 @@ std::vector<KernelDesc> builtin_kernels() {
           .widths(kAllBits).supports(kAll).code_for_rows(row_counts({2, 4, 8}))
           .every_row_at_widths(bits_mask({4}))
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
+      // AVX-512 table lookup: the AVX2 quantizer and table builder (no VNNI in their ISA).
+      K::named("qa8_qw_lut_gemv_1x64__avx512", LOWBIT_X86(qa8_qw_lut_gemv_1x64__avx512))
+          .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(1, 4)
+          .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
+          .code_for_rows(kEveryRowCount).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_lut_gemm_4x64__avx512", LOWBIT_X86(qa8_qw_lut_gemm_4x64__avx512))
+          .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(4, 4)
+          .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
+          .code_for_rows(row_counts({4})).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
       K::named("qa8_qw_gemv_1x8c1__neon", LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon))
           .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(1, 1).widths(kAllBits)
