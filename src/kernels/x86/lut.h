@@ -23,6 +23,7 @@
 #pragma once
 
 #include "kernels/x86/common.h"
+#include "ops/lhs_pack.h"  // the lut4 LHS block (lhs_block_layout, kLutBias); still in ops
 
 namespace lowbit {
 namespace x86 {

@@ -20,8 +20,6 @@ struct LutAvx2 : Avx256Common {
   static V unpacklo8(V a, V b) { return _mm256_unpacklo_epi8(a, b); }
   static V unpackhi8(V a, V b) { return _mm256_unpackhi_epi8(a, b); }
   template <int N>
-  static V slli16(V a) { return _mm256_slli_epi16(a, N); }
-  template <int N>
   static V srli32(V a) { return _mm256_srli_epi32(a, N); }
   static V add16(V a, V b) { return _mm256_add_epi16(a, b); }
   static V sub32(V a, V b) { return _mm256_sub_epi32(a, b); }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/x86/kernels.h"
+#include "ops/lhs_pack.h"  // kLutBias, kLutTableBytes
 
 namespace lowbit {
 

@@ -23,8 +23,6 @@ struct LutAvx512 : Avx512Vnni {
   static V unpacklo8(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
   static V unpackhi8(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
   template <int N>
-  static V slli16(V a) { return _mm512_slli_epi16(a, N); }
-  template <int N>
   static V srli32(V a) { return _mm512_maskz_srli_epi32(kAll, a, N); }
   static V add16(V a, V b) { return _mm512_add_epi16(a, b); }
   static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
