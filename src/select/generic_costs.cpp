@@ -41,7 +41,7 @@ KernelCost per_bit_cost(std::initializer_list<float> unpack, std::initializer_li
 }  // namespace
 
 const CostTable& generic_costs() {
-  static const KernelCost kLut = per_bit_cost({0.0083f, 0.0166f, 0.0202f}, {0.0167f, 0.0332f, 0.0405f}, 150.0f, 0.0f);
+  static const KernelCost kLut = per_bit_cost({0.0184f, 0.0232f, 0.0733f}, {0.0369f, 0.0463f, 0.147f}, 150.0f, 0.0f);
   static const CostTable t = {
       // name, {unpack, dot, call, group, group_row, uarch factors}
       {"qa8_qw_gemm_1x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
