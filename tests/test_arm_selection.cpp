@@ -27,8 +27,8 @@ struct Family {
 };
 
 Family expected_family(IsaSet isa) {
-  if (isa.has(Isa::i8mm)) return {"arm_i8mm_n8k8s16", "__i8mm"};
-  if (isa.has(Isa::dotprod)) return {"arm_dotprod_n8k4s16", "__dotprod"};
+  if (isa.has(Isa::i8mm)) return {"arm_i8mm_n8k8s16_sums", "__i8mm"};
+  if (isa.has(Isa::dotprod)) return {"arm_dotprod_n8k4s16_sums", "__dotprod"};
   if (isa.has(Isa::neon)) return {"arm_neon_n8k1s16", "__neon"};
   return {"portable_n1k1s1", "__scalar"};  // LOWBIT_ISA=scalar
 }
@@ -92,7 +92,7 @@ TEST(ArmSelection, EveryArmLayoutThisCpuCanRunIsPlannable) {
   const CpuProfile& prof = host_profile();
   const Registry& reg = default_registry();
   const WeightProblem p{64, 256, 4, 32, true, true};
-  for (const char* name : {"arm_neon_n8k1s16", "arm_dotprod_n8k4s16", "arm_i8mm_n8k8s16"}) {
+  for (const char* name : {"arm_neon_n8k1s16", "arm_dotprod_n8k4s16_sums", "arm_i8mm_n8k8s16_sums"}) {
     const LayoutDesc* l = find_layout(name);
     ASSERT_NE(l, nullptr) << name;
     PackedHeader h;

@@ -64,19 +64,37 @@ void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream)
   }
 }
 
+// A weight's stream value and back: u = q + 2^(b-1), or q mod 2^b (twos_complement).
+uint8_t stream_value(const PackedGeometry& g, int q) {
+  return uint8_t(g.twos_complement ? q & ((1 << g.bits) - 1) : q + (1 << (g.bits - 1)));
+}
+int weight_value(const PackedGeometry& g, uint8_t v) {
+  if (!g.twos_complement) return int(v) - (1 << (g.bits - 1));
+  return v >> (g.bits - 1) ? int(v) - (1 << g.bits) : int(v);
+}
+
 // The column-sum entries of one record's group (sums_per_group x nr lanes) into `out`.
 void col_sums(const PackedGeometry& g, const uint8_t* rec, uint8_t* out) {
   std::vector<uint8_t> stream(g.stream_bytes);
   record_stream(g, rec, stream.data());
-  const int offset = 1 << (g.bits - 1);
+  const int offset = 1 << (g.bits - 1), scale = 1 << (8 - g.bits);
   for (int s = 0; s < g.sums_per_group; ++s)
     for (int c = 0; c < g.nr; ++c) {
-      int su = 0;
-      for (int kk = s * g.sum_block; kk < (s + 1) * g.sum_block; ++kk)
-        su += stream[(size_t(kk / g.kr) * g.nr + c) * g.kr + kk % g.kr];
-      const int cz = offset + (g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0);
-      const uint32_t lane = uint32_t(uint16_t(su)) | uint32_t(uint16_t(int16_t(cz))) << 16;
-      std::memcpy(out + (size_t(s) * g.nr + c) * 4, &lane, 4);
+      int sum = 0;  // Σ u, or Σ q for the scaled form
+      for (int kk = s * g.sum_block; kk < (s + 1) * g.sum_block; ++kk) {
+        const uint8_t v = stream[(size_t(kk / g.kr) * g.nr + c) * g.kr + kk % g.kr];
+        sum += g.col_sum_form == ColSumForm::scaled ? weight_value(g, v) : int(v);
+      }
+      const int zw = g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0;
+      uint8_t* entry = out + size_t(s) * g.nr * 4;
+      if (g.col_sum_form == ColSumForm::scaled) {  // nr int16 S, then nr int16 Z
+        const int16_t sz[2] = {int16_t(scale * sum), int16_t(scale * zw)};
+        std::memcpy(entry + 2 * c, &sz[0], 2);
+        std::memcpy(entry + 2 * (g.nr + c), &sz[1], 2);
+      } else {
+        const uint32_t lane = uint32_t(uint16_t(sum)) | uint32_t(uint16_t(int16_t(offset + zw))) << 16;
+        std::memcpy(entry + 4 * c, &lane, 4);
+      }
     }
 }
 
@@ -105,18 +123,21 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.bits = p.bits;
   g.has_zeros = p.has_zeros;
   g.has_bias = p.has_bias;
+  g.twos_complement = layout.twos_complement;
+  g.col_sum_form = layout.col_sum_form;
   g.scale_format = sf;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
   int widths[4];
   g.num_planes = plane_widths(p.bits, widths);
   size_t offset = 0;
-  int shift = 0;
+  int shift = layout.high_planes_first ? p.bits : 0;
   for (int i = 0; i < g.num_planes; ++i) {
     const size_t plane_bytes = g.stream_bytes * widths[i] / 8;
+    if (layout.high_planes_first) shift -= widths[i];
     g.planes[i] = Plane{widths[i], shift,
                         int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
     offset += plane_bytes;
-    shift += widths[i];
+    if (!layout.high_planes_first) shift += widths[i];
   }
   g.scales_offset = offset;
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);
@@ -145,7 +166,7 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
 void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* scales,
                   const int8_t* zeros, const float* bias, uint8_t* out) {
   const int k = g.groups * g.group_size;
-  const int offset = 1 << (g.bits - 1);
+  const int pad = g.twos_complement ? 0 : -(1 << (g.bits - 1));  // stream value 0
   std::vector<uint8_t> stream(g.stream_bytes);
   for (int p = 0; p < g.panels; ++p) {
     for (int grp = 0; grp < g.groups; ++grp) {
@@ -155,8 +176,8 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
           for (int j = 0; j < g.kr; ++j) {
             const int col = p * g.nr + c;
             const int kk = grp * g.group_size + kb * g.kr + j;
-            const int q = col < g.n ? qvals[size_t(col) * k + kk] : -offset;
-            stream[(size_t(kb) * g.nr + c) * g.kr + j] = uint8_t(q + offset);
+            const int q = col < g.n ? qvals[size_t(col) * k + kk] : pad;
+            stream[(size_t(kb) * g.nr + c) * g.kr + j] = stream_value(g, q);
           }
       for (int i = 0; i < g.num_planes; ++i) {
         const Plane& pl = g.planes[i];
@@ -201,12 +222,11 @@ void unpack_record(const PackedGeometry& g, const uint8_t* rec, int8_t* q, float
                    int8_t* zeros) {
   std::vector<uint8_t> stream(g.stream_bytes);
   record_stream(g, rec, stream.data());
-  const int offset = 1 << (g.bits - 1);
   for (int kb = 0; kb < g.group_size / g.kr; ++kb)
     for (int c = 0; c < g.nr; ++c)
       for (int j = 0; j < g.kr; ++j)
         q[size_t(c) * g.group_size + kb * g.kr + j] =
-            int8_t(int(stream[(size_t(kb) * g.nr + c) * g.kr + j]) - offset);
+            int8_t(weight_value(g, stream[(size_t(kb) * g.nr + c) * g.kr + j]));
   for (int c = 0; c < g.nr; ++c) {
     if (g.scale_format == ScaleFormat::bf16) {
       uint16_t h;

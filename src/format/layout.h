@@ -19,12 +19,24 @@
 //   scales   nr × f32, or nr × bf16 when the header says so (only if all are bf16-exact)
 //   zeros    nr × int8, when has_zeros
 //
+// Two named options change what the planes hold (both off by default, as above):
+//   twos_complement     the stream holds q as a b-bit two's complement (q mod 2^b) instead of
+//                       u: a plane's top field, shifted or masked to the top of a byte, is
+//                       2^(8-w)·(signed value) with no offset to correct.
+//   high_planes_first   plane 0 holds the highest bits (shift b - w0), the next plane the bits
+//                       below it, and so on: the widest plane (and its sign) is on top.
+//
 // Column sums (layouts with col_sums), per panel: for every group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
 // lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
 // cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
 // (-zx, -Ex) of ops/lhs_pack.h: one 16-bit pair dot product per block gives
 // -zx·Su - cz·Ex, the whole zero-point correction of DESIGN §1. The sums are derived from the
 // records (unpack ignores them; repack rewrites them).
+// ColSumForm::scaled (twos_complement layouts) keeps the entry size but holds, per block, nr
+// int16 S = 2^(8-bits)·Σ q then nr int16 Z = 2^(8-bits)·zw: kernels that multiply q top-aligned
+// in a byte (2^(8-bits)·q) start a block's accumulator at S·(-zx) + Z·(-Ex) (two 16-bit
+// multiplies by the LHS pair's halves) and hold 2^(8-bits)·d_block at its end. Both fit int16:
+// |S| <= 128·sum_block <= 2^14 and |Z| <= 2^14.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +48,9 @@
 
 namespace lowbit {
 
+// What the column sums of a col_sums layout hold (see above).
+enum class ColSumForm : uint8_t { offset_pairs, scaled };
+
 struct LayoutDesc {
   uint16_t id = 0;          // stable on-disk id; never reused (format/layouts.h, layout_id)
   const char* name = "";    // e.g. "x86_avx512_n16k4s64"
@@ -44,6 +59,9 @@ struct LayoutDesc {
   int nr = 1, kr = 1, sr = 1;  // columns per panel, k-interleave, plane chunk bytes
   bool bf16_scales = false;  // may store scales as bf16 when every scale is bf16-exact
   bool col_sums = false;     // the payload holds column sums (see above)
+  ColSumForm col_sum_form = ColSumForm::offset_pairs;
+  bool twos_complement = false;    // fields hold q mod 2^b, not u (see above)
+  bool high_planes_first = false;  // plane 0 holds the top bits (see above)
 
   // A table row that reads on its own (format/layouts.cpp):
   //   LayoutDesc::family(id, name, arch, isa).panel(nr, kr, sr).bf16_scales_when_exact()
@@ -62,9 +80,17 @@ struct LayoutDesc {
     l.bf16_scales = true;
     return l;
   }
-  constexpr LayoutDesc with_col_sums() const {
+  constexpr LayoutDesc with_col_sums(ColSumForm form = ColSumForm::offset_pairs) const {
     LayoutDesc l = *this;
     l.col_sums = true;
+    l.col_sum_form = form;
+    return l;
+  }
+  // Signed top-aligned fields: twos_complement and high_planes_first (see above).
+  constexpr LayoutDesc twos_complement_high_planes_first() const {
+    LayoutDesc l = *this;
+    l.twos_complement = true;
+    l.high_planes_first = true;
     return l;
   }
 };
@@ -87,6 +113,8 @@ struct PackedGeometry {
   int n = 0, nr = 0, kr = 0;
   int n_padded = 0, panels = 0, groups = 0, group_size = 0, bits = 0;
   bool has_zeros = false, has_bias = false;
+  bool twos_complement = false;  // the layout's options (LayoutDesc)
+  ColSumForm col_sum_form = ColSumForm::offset_pairs;
   ScaleFormat scale_format = ScaleFormat::f32;
   size_t stream_bytes = 0;  // L
   int num_planes = 0;

@@ -3,6 +3,6 @@
 
 namespace lowbit {
 
-void qa8_qw_gemv_1x8c4__dotprod(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::DotKern<1>>(shape, args); }
+void qa8_qw_gemv_1x8c4__dotprod(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::DotGemv<1>>(shape, args); }
 
 }  // namespace lowbit
