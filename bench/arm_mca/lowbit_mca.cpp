@@ -12,7 +12,8 @@
 //   ..._<variant>: _z (zero points), _f32 (f32 scales), _p1 (the GEMMs' second pass: columns
 //   of the other parity), and mca_<isa>_a55_... (the _a55 kernels, tuned as their TU is).
 // The dot-product and i8mm GEMMs keep one half of a panel's columns per pass: their loop is an
-// 8 x 4 tile (1024 MACs per group), run twice per panel.
+// 8 x 4 tile (1024 MACs per group), run twice per panel. The dot-product GEMVs run two panels
+// side by side: 1 x 16 (512 MACs per group).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-schedule-insns")  // as src/kernels/arm/sources.cmake builds the kernels
 #endif
@@ -39,14 +40,17 @@ namespace arm {
 MCA_BITS(1) MCA_BITS(2) MCA_BITS(3) MCA_BITS(4) MCA_BITS(5) MCA_BITS(6) MCA_BITS(7) MCA_BITS(8)
 #else
 
-// One pass of a kernel over every panel of the call, group size 32.
+// One pass of a kernel over the panels of the call it runs side by side, group size 32.
 template <class Kern, int Bits, bool Zeros, bool Bf16, int Pass>
 inline __attribute__((always_inline)) void mca_pass(const GemmShape& s, const UKernelArgs& a) {
   const Lhs lhs = lhs_parts(a.lhs, Kern::kLhs, s);
   const PackedGeometry& g = *s.geo;
-  for (size_t p = 0; p < (a.n + kNr - 1) / kNr; ++p) {
+  for (size_t p = 0; p + Kern::kPanels <= (a.n + kNr - 1) / kNr; p += Kern::kPanels) {
+    const uint8_t* records[Kern::kPanels];
+    const uint8_t* sums[Kern::kPanels];
+    for (int i = 0; i < Kern::kPanels; ++i) records[i] = a.rhs + (p + i) * g.panel_bytes, sums[i] = a.sums + (p + i) * g.sums_stride;
     Kern kern(lhs);
-    run_pass<Bits, Zeros, Bf16, Pass, 32>(kern, g, lhs, Panel{a.rhs + p * g.panel_bytes, a.sums + p * g.sums_stride});
+    run_pass<Bits, Zeros, Bf16, Pass, 32>(kern, g, lhs, records, sums);
     kern.template store<Pass>(a, lhs, p * kNr);
   }
 }
@@ -56,17 +60,18 @@ inline __attribute__((always_inline)) void mca_pass(const GemmShape& s, const UK
 #define MCA_NONE
 
 #if defined(MCA_DOTPROD)
+using DotGemmInOrder = DotGemm<8, 8, true>;
 #define MCA_TILES(B)                                                                        \
-  MCA_FN(mca_dotprod_mr1_nr8_b##B, MCA_NONE, DotGemv<1>, B, false, true, 0)                \
+  MCA_FN(mca_dotprod_mr1_nr16_b##B, MCA_NONE, DotGemv<false>, B, false, true, 0)                \
   MCA_FN(mca_dotprod_mr8_nr4_b##B, MCA_NONE, DotGemm<8>, B, false, true, 0)                \
   MCA_FN(mca_dotprod_mr8_nr4_b##B##_p1, MCA_NONE, DotGemm<8>, B, false, true, 1)           \
-  MCA_FN(mca_dotprod_a55_mr1_nr8_b##B, MCA_A55, DotGemv<2>, B, false, true, 0)             \
-  MCA_FN(mca_dotprod_a55_mr8_nr4_b##B, MCA_A55, DotGemm<8>, B, false, true, 0)             \
-  MCA_FN(mca_dotprod_a55_mr8_nr4_b##B##_p1, MCA_A55, DotGemm<8>, B, false, true, 1)
+  MCA_FN(mca_dotprod_a55_mr1_nr16_b##B, MCA_A55, DotGemv<true>, B, false, true, 0)             \
+  MCA_FN(mca_dotprod_a55_mr8_nr4_b##B, MCA_A55, DotGemmInOrder, B, false, true, 0)             \
+  MCA_FN(mca_dotprod_a55_mr8_nr4_b##B##_p1, MCA_A55, DotGemmInOrder, B, false, true, 1)
 #define MCA_A55 , target("tune=cortex-a55")
 #define MCA_VARIANTS                                                                         \
-  MCA_FN(mca_dotprod_mr1_nr8_b4_z, MCA_NONE, DotGemv<1>, 4, true, true, 0)                 \
-  MCA_FN(mca_dotprod_mr1_nr8_b4_f32, MCA_NONE, DotGemv<1>, 4, false, false, 0)             \
+  MCA_FN(mca_dotprod_mr1_nr16_b4_z, MCA_NONE, DotGemv<false>, 4, true, true, 0)                 \
+  MCA_FN(mca_dotprod_mr1_nr16_b4_f32, MCA_NONE, DotGemv<false>, 4, false, false, 0)             \
   MCA_FN(mca_dotprod_mr8_nr4_b4_z, MCA_NONE, DotGemm<8>, 4, true, true, 0)                 \
   MCA_FN(mca_dotprod_mr8_nr4_b4_f32, MCA_NONE, DotGemm<8>, 4, false, false, 0)
 #else

@@ -197,10 +197,10 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_gemm_4x8c1__neon", LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon))
           .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(4, 1).widths(kAllBits)
           .supports(kAll).code_for_rows(row_counts({4})),
-      K::named("qa8_qw_gemv_1x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod))
+      K::named("qa8_qw_gemv_1x16c4__dotprod", LOWBIT_ARM(qa8_qw_gemv_1x16c4__dotprod))
           .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount),
-      K::named("qa8_qw_gemv_1x8c4__dotprod_a55", LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod_a55))
+      K::named("qa8_qw_gemv_1x16c4__dotprod_a55", LOWBIT_ARM(qa8_qw_gemv_1x16c4__dotprod_a55))
           .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount),
       K::named("qa8_qw_gemm_8x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemm_8x8c4__dotprod))

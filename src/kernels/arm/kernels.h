@@ -11,11 +11,11 @@ namespace lowbit {
 void qa8_qw_gemv_1x8c1__neon(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_4x8c1__neon(const GemmShape& shape, const UKernelArgs& args);
 // NEON dot product, armv8.2-a+dotprod (sdot by lane), layout arm_dotprod_n8k4s16_sums. The
-// GEMM computes 4 or 8 rows (code for both). _a55: the same contract scheduled for in-order
-// cores (Cortex-A55 class), built with -mtune=cortex-a55.
-void qa8_qw_gemv_1x8c4__dotprod(const GemmShape& shape, const UKernelArgs& args);
+// GEMV runs two 8-column panels side by side; the GEMM computes 4 or 8 rows (code for both).
+// _a55: the same contracts scheduled for in-order cores (Cortex-A55 class).
+void qa8_qw_gemv_1x16c4__dotprod(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_8x8c4__dotprod(const GemmShape& shape, const UKernelArgs& args);
-void qa8_qw_gemv_1x8c4__dotprod_a55(const GemmShape& shape, const UKernelArgs& args);
+void qa8_qw_gemv_1x16c4__dotprod_a55(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_8x8c4__dotprod_a55(const GemmShape& shape, const UKernelArgs& args);
 // Int8 matrix multiply, armv8.2-a+dotprod+i8mm (smmla), layout arm_i8mm_n8k8s16_sums. The GEMM
 // computes 4 or 8 rows (code for both).

@@ -52,39 +52,54 @@ inline __attribute__((always_inline)) uint8x16_t place_low(uint8x16_t c) {
 }
 
 // The records of one panel for b-bit weights: operands of 16 k at a time ("steps": 8 stream
-// vectors of 16 values; stream vector v of a record is values [16v, 16v + 16)).
+// vectors of 16 values; stream vector v of a record is values [16v, 16v + 16)). A step's
+// chunks are loaded first (Chunks), then its operands built from them: in-order cores want
+// the loads well ahead of their use, and the unpacking of a step grouped.
 template <int Bits>
 struct SignedWeights {
   static constexpr int kPlanes = plane_count(Bits);
+  // Plane i's chunks of a step: w_i of them, after those of the wider planes.
+  static constexpr int first_chunk(int i) { return Bits - plane_low(Bits, i) - plane_width(Bits, i); }
+  struct Chunks {
+    uint8x16_t c[Bits];
+  };
   const uint8_t* plane[kPlanes];
 
+  SignedWeights() = default;
   // Planes of the record at `rec`: plane i starts gs·(widths before it) bytes in (nr = 8),
   // a constant when the group size is one (kGroup > 0).
   template <int kGroup>
   SignedWeights(const PackedGeometry& g, const uint8_t* rec, std::integral_constant<int, kGroup>) {
     static_for<kPlanes>([&](auto I) {
-      constexpr int before = Bits - plane_low(Bits, I) - plane_width(Bits, I);
-      plane[I] = rec + (kGroup > 0 ? size_t(kGroup) * before : g.planes[I].offset);
+      plane[I] = rec + (kGroup > 0 ? size_t(kGroup) * first_chunk(I) : g.planes[I].offset);
     });
   }
 
-  // Chunk c of plane I in step t: a width-w plane has w chunks per step.
-  template <int I>
-  inline __attribute__((always_inline)) uint8x16_t chunk(int t, int c) const {
-    constexpr int w = plane_width(Bits, I);
-    return vld1q_u8(plane[I] + (size_t(t) * w + size_t(c)) * 16);
+  // The chunks of step t that the operands in Need (a bit mask of V) read.
+  template <unsigned Need = 0xFFu>
+  inline __attribute__((always_inline)) Chunks load(int t) const {
+    Chunks k;
+    static_for<kPlanes>([&](auto I) {
+      constexpr int w = plane_width(Bits, I), f = 8 / w;
+      static_for<w>([&](auto C) {
+        constexpr unsigned fields = ((1u << f) - 1) << (C * f);
+        if constexpr ((Need & fields) != 0)
+          k.c[first_chunk(I) + C] = vld1q_u8(plane[I] + (size_t(t) * w + C) * 16);
+      });
+    });
+    return k;
   }
 
-  // The operand 2^(8-Bits)·q of stream vector V (0..7) of step t. Built from the lowest plane
+  // The operand 2^(8-Bits)·q of stream vector V (0..7) of a step. Built from the lowest plane
   // up: its field placed with zeros below, then each wider plane's field inserted above it.
   template <int V>
-  inline __attribute__((always_inline)) int8x16_t op(int t) const {
+  static inline __attribute__((always_inline)) int8x16_t op(const Chunks& k) {
     constexpr int lo = kPlanes - 1, wl = plane_width(Bits, lo), fl = 8 / wl;
-    uint8x16_t x = place_low<wl, V % fl, 8 - Bits>(chunk<lo>(t, V / fl));
+    uint8x16_t x = place_low<wl, V % fl, 8 - Bits>(k.c[first_chunk(lo) + V / fl]);
     static_for<kPlanes - 1>([&](auto J) {
       constexpr int i = kPlanes - 2 - J, w = plane_width(Bits, i), f = 8 / w, s = V % f;
       constexpr int pos = 8 - Bits + plane_low(Bits, i);
-      const uint8x16_t c = chunk<i>(t, V / f);
+      const uint8x16_t c = k.c[first_chunk(i) + V / f];
       if constexpr (i == 0 && s == f - 1) {
         x = vbslq_u8(vdupq_n_u8(uint8_t(0xFF << pos)), c, x);  // already at the top
       } else if constexpr (s == 0) {
@@ -96,6 +111,17 @@ struct SignedWeights {
     return vreinterpretq_s8_u8(x);
   }
 };
+
+// Whether chunk C of a b-bit step holds a field of a stream vector of parity Pass (the chunks
+// SignedWeights::load<0x55 or 0xAA> loads).
+template <int Bits, int Pass>
+constexpr bool chunk_used(int c) {
+  for (int i = 0; i < plane_count(Bits); ++i) {
+    const int w = plane_width(Bits, i), first = Bits - plane_low(Bits, i) - w;
+    if (c >= first && c < first + w) return 8 / w > 1 || (c - first) % 2 == Pass;
+  }
+  return false;
+}
 
 // acc = fma((float) d, s_w, acc) for an accumulator holding 2^Shift·d (Shift = 8 - b).
 template <int Shift>
@@ -127,59 +153,88 @@ inline float32x4_t load_scales4(const uint8_t* scales, int first_col) {
   }
 }
 
-// How one kernel runs a panel: Kern supplies kLhs, kPasses and
-//   begin_block<Zeros, Pass>(const int16_t* sums, const int32_t* pairs)  accumulators := S·(-zx) [+ Z·(-Ex)]
-//   step<Bits, Pass>(const SignedWeights<Bits>&, int t, const int8_t* x)   16 k
-//   end_block<Bits, Bf16, Pass>(const uint8_t* scales, int block, int blocks)
+// How one kernel runs its panels: Kern supplies kLhs, kPasses, kPanels and
+//   begin_block<Bits, Zeros, Bf16, Pass>(const Block<kPanels>&)  accumulators := S·(-zx) [+ Z·(-Ex)];
+//                                                        the group's scales loaded
+//   step<Bits, Pass>(const SignedWeights<Bits> (&)[kPanels], int t, const int8_t* x)   16 k
+//   end_block<Bits, Pass>(int block, int blocks)            fma into the float accumulators
 //   store<Pass>(args, lhs, col)
-// A pass is the part of the panel's columns a kernel keeps in registers at once (the GEMMs
-// take the stream vectors of one parity per pass: half the columns, the other half next).
+// A pass is the part of a panel's columns a kernel keeps in registers at once (the GEMMs take
+// the stream vectors of one parity per pass: half the columns, the other half next); a kernel
+// may run kPanels panels side by side (the GEMVs: 2, then Kern::OnePanel for an odd last one).
 // kGroup > 0 fixes the group size at compile time (<= 128: one block per group), so one group
 // is a straight block of code (the llvm-mca harness, bench/arm_mca).
-struct Panel {
-  const uint8_t* records;
-  const uint8_t* sums;
+template <int P>
+struct Block {
+  const int16_t* sums[P];   // the block's column sums, per panel
+  const int32_t* pairs;     // the LHS pairs of the block
+  const uint8_t* scales[P]; // the group's scales, per panel
 };
 
 template <int Bits, bool Zeros, bool Bf16, int Pass, int kGroup, class Kern>
 inline __attribute__((always_inline)) void run_pass(Kern& kern, const PackedGeometry& g, const Lhs& lhs,
-                                                    const Panel& panel) {
+                                                    const uint8_t* const (&records)[Kern::kPanels],
+                                                    const uint8_t* const (&sums)[Kern::kPanels]) {
   static_assert(kGroup == 0 || (kGroup <= 128 && kGroup % 16 == 0), "one block per group");
-  constexpr int mr = Kern::kLhs.mr;
+  constexpr int mr = Kern::kLhs.mr, np = Kern::kPanels;
   const int blocks = kGroup > 0 ? 1 : g.sums_per_group;
   const int bsteps = (kGroup > 0 ? kGroup : g.sum_block) / 16;
   const size_t scales = g.scales_offset, record = g.record_bytes;
-  const uint8_t* rec = panel.records;
-  const int16_t* sums = reinterpret_cast<const int16_t*>(panel.sums);
-  const int32_t* pairs = lhs.pairs;
+  const uint8_t* rec[np];
+  Block<np> blk;
+  static_for<np>([&](auto P) {
+    rec[P] = records[P];
+    blk.sums[P] = reinterpret_cast<const int16_t*>(sums[P]);
+  });
+  blk.pairs = lhs.pairs;
   const int8_t* x = lhs.q;
-  for (int grp = 0; grp < g.groups; ++grp, rec += record) {
-    const SignedWeights<Bits> w(g, rec, std::integral_constant<int, kGroup>{});
-    for (int b = 0, t = 0; b < blocks; ++b, sums += 2 * kNr, pairs += mr) {
-      kern.template begin_block<Zeros, Pass>(sums, pairs);
+  for (int grp = 0; grp < g.groups; ++grp) {
+    SignedWeights<Bits> w[np];
+    static_for<np>([&](auto P) {
+      w[P] = SignedWeights<Bits>(g, rec[P], std::integral_constant<int, kGroup>{});
+      blk.scales[P] = rec[P] + scales;
+      rec[P] += record;
+    });
+    for (int b = 0, t = 0; b < blocks; ++b) {
+      kern.template begin_block<Bits, Zeros, Bf16, Pass>(blk);
       if constexpr (kGroup > 0) {
         static_for<kGroup / 16>([&](auto S) { kern.template step<Bits, Pass>(w, S, x + S * 16 * mr); });
         x += kGroup * mr;
       } else {
         for (int s = 0; s < bsteps; ++s, ++t, x += 16 * mr) kern.template step<Bits, Pass>(w, t, x);
       }
-      kern.template end_block<Bits, Bf16, Pass>(rec + scales, b, blocks);
+      kern.template end_block<Bits, Pass>(b, blocks);
+      static_for<np>([&](auto P) { blk.sums[P] += 2 * kNr; });
+      blk.pairs += mr;
     }
   }
 }
 
+// Panels [p, p + Kern::kPanels) of the call, every pass.
+template <class Kern, int Bits, bool Zeros, bool Bf16, int kGroup>
+inline __attribute__((always_inline)) void run_panels(const GemmShape& shape, const UKernelArgs& a,
+                                                      const Lhs& lhs, size_t p) {
+  const PackedGeometry& g = *shape.geo;
+  const uint8_t* records[Kern::kPanels];
+  const uint8_t* sums[Kern::kPanels];
+  static_for<Kern::kPanels>([&](auto P) {
+    records[P] = a.rhs + (p + P) * g.panel_bytes;
+    sums[P] = a.sums + (p + P) * g.sums_stride;
+  });
+  static_for<Kern::kPasses>([&](auto Pass) {
+    Kern kern(lhs);
+    run_pass<Bits, Zeros, Bf16, Pass, kGroup>(kern, g, lhs, records, sums);
+    kern.template store<Pass>(a, lhs, p * kNr);
+  });
+}
+
 template <class Kern, int Bits, bool Zeros, bool Bf16, int kGroup = 0>
 void run_signed(const GemmShape& shape, const UKernelArgs& a, const Lhs& lhs) {
-  const PackedGeometry& g = *shape.geo;
   const size_t panels = (a.n + kNr - 1) / kNr;
-  for (size_t p = 0; p < panels; ++p) {
-    const Panel panel{a.rhs + p * g.panel_bytes, a.sums + p * g.sums_stride};
-    static_for<Kern::kPasses>([&](auto P) {
-      Kern kern(lhs);
-      run_pass<Bits, Zeros, Bf16, P, kGroup>(kern, g, lhs, panel);
-      kern.template store<P>(a, lhs, p * kNr);
-    });
-  }
+  size_t p = 0;
+  for (; p + Kern::kPanels <= panels; p += Kern::kPanels) run_panels<Kern, Bits, Zeros, Bf16, kGroup>(shape, a, lhs, p);
+  if constexpr (Kern::kPanels > 1)
+    for (; p < panels; ++p) run_panels<typename Kern::OnePanel, Bits, Zeros, Bf16, kGroup>(shape, a, lhs, p);
 }
 
 // The registered entry point: one instantiation per bit width, zero points and scale format.

@@ -17,10 +17,10 @@ lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_ARM_NEON_FLAGS}"
   kernels/arm/neon/qa8_qw_gemv_1x8c1__neon.cpp
   kernels/arm/neon/qa8_qw_gemm_4x8c1__neon.cpp)
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_ARM_DOTPROD_FLAGS}"
-  kernels/arm/dotprod/qa8_qw_gemv_1x8c4__dotprod.cpp
+  kernels/arm/dotprod/qa8_qw_gemv_1x16c4__dotprod.cpp
   kernels/arm/dotprod/qa8_qw_gemm_8x8c4__dotprod.cpp)
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_ARM_DOTPROD_A55_FLAGS}"
-  kernels/arm/dotprod/qa8_qw_gemv_1x8c4__dotprod_a55.cpp
+  kernels/arm/dotprod/qa8_qw_gemv_1x16c4__dotprod_a55.cpp
   kernels/arm/dotprod/qa8_qw_gemm_8x8c4__dotprod_a55.cpp)
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_ARM_I8MM_FLAGS}"
   kernels/arm/i8mm/qa8_qw_gemv_1x8c8__i8mm.cpp

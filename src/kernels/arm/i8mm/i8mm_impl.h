@@ -19,15 +19,18 @@ namespace {
 
 struct MmlaGemv {
   static constexpr LhsFormat kLhs{1, 8};
-  static constexpr int kPasses = 1;
+  static constexpr int kPasses = 1, kPanels = 1;
 
   int32x4_t acc[4], dacc[2];  // acc: one per column pair, lanes 0-1
-  float32x4_t facc[2];
+  float32x4_t facc[2], sc[2];
 
   explicit MmlaGemv(const Lhs&) { facc[0] = facc[1] = vdupq_n_f32(0.0f); }
 
-  template <bool Zeros, int>
-  inline __attribute__((always_inline)) void begin_block(const int16_t* sums, const int32_t* pairs) {
+  template <int, bool Zeros, bool Bf16, int>
+  inline __attribute__((always_inline)) void begin_block(const Block<1>& blk) {
+    const int16_t* sums = blk.sums[0];
+    const int32_t* pairs = blk.pairs;
+    static_for<2>([&](auto H) { sc[H] = load_scales4<Bf16>(blk.scales[0], 4 * H); });
     const int16x4_t p = vld1_s16(reinterpret_cast<const int16_t*>(pairs));  // -zx, -Ex
     // Lanes 0-1 of column pair c: columns 2c, 2c+1 (lanes 2-3 start anywhere: S is loaded
     // from column 2c on, running into Z for the last pair).
@@ -41,24 +44,26 @@ struct MmlaGemv {
   }
 
   template <int Bits, int>
-  inline __attribute__((always_inline)) void step(const SignedWeights<Bits>& w, int t, const int8_t* xp) {
+  inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
+    using W = SignedWeights<Bits>;
+    const typename W::Chunks k = w[0].template load<>(t);
     const int8x16_t x = vld1q_s8(xp), xs = vextq_s8(x, x, 8);  // k-blocks (0, 1) and (1, 0)
     static_for<4>([&](auto C) {
-      acc[C] = vmmlaq_s32(acc[C], x, w.template op<C>(t));
-      acc[C] = vmmlaq_s32(acc[C], xs, w.template op<4 + C>(t));
+      acc[C] = vmmlaq_s32(acc[C], x, W::template op<C>(k));
+      acc[C] = vmmlaq_s32(acc[C], xs, W::template op<4 + C>(k));
     });
   }
 
-  template <int Bits, bool Bf16, int>
-  inline __attribute__((always_inline)) void end_block(const uint8_t* scales, int b, int blocks) {
+  template <int Bits, int>
+  inline __attribute__((always_inline)) void end_block(int b, int blocks) {
     static_for<2>([&](auto H) {  // columns 4H .. 4H+3: lanes 0-1 of pairs 2H and 2H+1
       const int32x4_t d = vreinterpretq_s32_s64(
           vzip1q_s64(vreinterpretq_s64_s32(acc[2 * H]), vreinterpretq_s64_s32(acc[2 * H + 1])));
       if (blocks == 1) {
-        facc[H] = scale_scaled<8 - Bits>(facc[H], d, load_scales4<Bf16>(scales, 4 * H));
+        facc[H] = scale_scaled<8 - Bits>(facc[H], d, sc[H]);
       } else {
         dacc[H] = add_block<8 - Bits>(dacc[H], d, b == 0);
-        if (b == blocks - 1) facc[H] = scale_scaled<0>(facc[H], dacc[H], load_scales4<Bf16>(scales, 4 * H));
+        if (b == blocks - 1) facc[H] = scale_scaled<0>(facc[H], dacc[H], sc[H]);
       }
     });
   }
@@ -74,12 +79,12 @@ template <int MR, int LhsMR = MR>
 struct MmlaGemm {
   static_assert((MR == 4 || MR == 8) && MR <= LhsMR, "row variants");
   static constexpr LhsFormat kLhs{LhsMR, 8};
-  static constexpr int kPasses = 2;
+  static constexpr int kPasses = 2, kPanels = 1;
   static constexpr int kPairs = MR / 2;
 
   int16x4_t nzx[kPairs];  // -zx of the pair's rows: r, r, r+1, r+1
   int32x4_t acc[kPairs][2], dacc[kPairs][2];
-  float32x4_t facc[kPairs][2];
+  float32x4_t facc[kPairs][2], sc[2];
 
   explicit MmlaGemm(const Lhs& l) {
     static_for<kPairs>([&](auto P) {
@@ -95,9 +100,12 @@ struct MmlaGemm {
     return vreinterpret_s16_s32(vdup_laneq_s32(vreinterpretq_s32_s16(v), Pass + 2 * J));
   }
 
-  template <bool Zeros, int Pass>
-  inline __attribute__((always_inline)) void begin_block(const int16_t* sums, const int32_t* pairs) {
+  template <int, bool Zeros, bool Bf16, int Pass>
+  inline __attribute__((always_inline)) void begin_block(const Block<1>& blk) {
+    const int16_t* sums = blk.sums[0];
+    const int32_t* pairs = blk.pairs;
     static_for<2>([&](auto J) {
+      sc[J] = pair_scales<Bf16, Pass, J>(blk.scales[0]);
       const int16x4_t sw = pair_of<Pass, J>(block_s(sums));
       static_for<kPairs>([&](auto P) { acc[P][J] = vmull_s16(sw, nzx[P]); });
       if constexpr (Zeros) {
@@ -111,9 +119,11 @@ struct MmlaGemm {
   }
 
   template <int Bits, int Pass>
-  inline __attribute__((always_inline)) void step(const SignedWeights<Bits>& w, int t, const int8_t* xp) {
+  inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
+    using W = SignedWeights<Bits>;
+    const typename W::Chunks k = w[0].template load<Pass == 0 ? 0x55u : 0xAAu>(t);
     static_for<2>([&](auto KB) {
-      const int8x16_t b[2] = {w.template op<4 * KB + Pass>(t), w.template op<4 * KB + Pass + 2>(t)};
+      const int8x16_t b[2] = {W::template op<4 * KB + Pass>(k), W::template op<4 * KB + Pass + 2>(k)};
       static_for<kPairs>([&](auto P) {
         const int8x16_t x = vld1q_s8(xp + (KB * LhsMR + 2 * P) * 8);
         acc[P][0] = vmmlaq_s32(acc[P][0], x, b[0]);
@@ -134,10 +144,10 @@ struct MmlaGemm {
     }
   }
 
-  template <int Bits, bool Bf16, int Pass>
-  inline __attribute__((always_inline)) void end_block(const uint8_t* scales, int b, int blocks) {
+  template <int Bits, int Pass>
+  inline __attribute__((always_inline)) void end_block(int b, int blocks) {
     static_for<2>([&](auto J) {
-      const float32x4_t s = pair_scales<Bf16, Pass, J>(scales);
+      const float32x4_t s = sc[J];
       if (blocks == 1) {
         static_for<kPairs>([&](auto P) { facc[P][J] = scale_scaled<8 - Bits>(facc[P][J], acc[P][J], s); });
       } else {
