@@ -34,13 +34,28 @@ TEST(ArmLayouts, SignedTopAlignedFieldsRoundTripAtEveryWidth) {
         ASSERT_EQ(s, w.scales);
         ASSERT_EQ(z, w.zeros);
         ASSERT_EQ(bias, w.bias);
-        // The widest plane holds the top bits: at 5 bits the nibble plane holds q >> 1.
-        if (bits == 5) {
-          ASSERT_EQ(b.geo.planes[0].width, 4);
-          EXPECT_EQ(b.geo.planes[0].shift, 1);
-          EXPECT_EQ(b.geo.planes[1].shift, 0);
-        }
       }
+}
+
+// odd_width_steps: at 7 bits, vector 7 of a step keeps bit i of its values at bit 0 of chunk
+// 6 - i (step_bit); vectors 0-6 their values in the top 7 bits of chunks 0-6. One weight set
+// to 1 (bit 0) shows up exactly there, the fields elsewhere holding 0.
+TEST(ArmLayouts, OddWidthStepsPutEveryBitWhereStepBitSays) {
+  const LayoutDesc* l = find_layout(kSigned[0]);
+  for (int v : {3, 7}) {
+    const WeightProblem p{8, 32, 7, 32, false, false};
+    test::Weights w = test::random_weights(p, 1);
+    for (auto& q : w.q) q = 0;
+    // Stream value 16v + j of the dot-product layout (nr 8, kr 4): k-block (16v + j) / 32,
+    // column (16v + j) % 32 / 4, k (16v + j) % 4 of it.
+    const int j = 5, pos = 16 * v + j, col = pos % 32 / 4, k = pos / 32 * 4 + pos % 4;
+    w.q[size_t(col) * p.k + k] = 1;
+    const PackedBuffer b = pack_buffer(*l, p, w.q.data(), w.scales.data(), nullptr, nullptr);
+    const StepBit sb = step_bit(7, v, 0);
+    EXPECT_EQ(sb.chunk, v == 7 ? 6 : v);
+    for (int byte = 0; byte < 7 * 16; ++byte)
+      EXPECT_EQ(b.payload()[byte], byte == sb.chunk * 16 + j ? 1 << sb.bit : 0) << "vector " << v << " byte " << byte;
+  }
 }
 
 // Column c of panel 0 at 4 bits: stream values (two's complement nibbles) sit where the

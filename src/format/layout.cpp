@@ -52,9 +52,32 @@ size_t scale_bytes(ScaleFormat sf) { return sf == ScaleFormat::bf16 ? 2 : 4; }
 
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
+// odd_width_steps at 3, 5, 6, 7 bits: visits every (stream index, record byte, bit of the
+// value, bit in the byte) of a record.
+// (Records of whole steps only: nr·16 a multiple of 128, as in the layouts that set it.)
+bool in_steps(const PackedGeometry& g) {
+  return g.odd_width_steps && (g.bits == 3 || (g.bits >= 5 && g.bits < 8)) && g.nr * 16 % 128 == 0;
+}
+template <typename F>
+void for_each_step_bit(const PackedGeometry& g, F&& f) {
+  for (size_t idx = 0; idx < g.stream_bytes; ++idx) {
+    const size_t t = idx / 128, v = idx % 128 / 16, j = idx % 16;
+    for (int i = 0; i < g.bits; ++i) {
+      const StepBit sb = step_bit(g.bits, int(v), i);
+      f(idx, (t * size_t(g.bits) + size_t(sb.chunk)) * 16 + j, i, sb.bit);
+    }
+  }
+}
+
 // The stream u of a record, from its bit planes.
 void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream) {
   std::memset(stream, 0, g.stream_bytes);
+  if (in_steps(g)) {
+    for_each_step_bit(g, [&](size_t idx, size_t byte, int i, int bit) {
+      stream[idx] |= uint8_t((rec[byte] >> bit & 1) << i);
+    });
+    return;
+  }
   for (int i = 0; i < g.num_planes; ++i) {
     const Plane& pl = g.planes[i];
     const unsigned mask = (1u << pl.width) - 1;
@@ -124,20 +147,21 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.has_zeros = p.has_zeros;
   g.has_bias = p.has_bias;
   g.twos_complement = layout.twos_complement;
+  g.odd_width_steps = layout.odd_width_steps;
   g.col_sum_form = layout.col_sum_form;
   g.scale_format = sf;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
   int widths[4];
   g.num_planes = plane_widths(p.bits, widths);
+  if (in_steps(g)) g.num_planes = 1, widths[0] = p.bits;  // one "plane" of b-bit steps
   size_t offset = 0;
-  int shift = layout.high_planes_first ? p.bits : 0;
+  int shift = 0;
   for (int i = 0; i < g.num_planes; ++i) {
     const size_t plane_bytes = g.stream_bytes * widths[i] / 8;
-    if (layout.high_planes_first) shift -= widths[i];
     g.planes[i] = Plane{widths[i], shift,
                         int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
     offset += plane_bytes;
-    if (!layout.high_planes_first) shift += widths[i];
+    shift += widths[i];
   }
   g.scales_offset = offset;
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);
@@ -179,7 +203,12 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
             const int q = col < g.n ? qvals[size_t(col) * k + kk] : pad;
             stream[(size_t(kb) * g.nr + c) * g.kr + j] = stream_value(g, q);
           }
-      for (int i = 0; i < g.num_planes; ++i) {
+      if (in_steps(g)) {
+        for_each_step_bit(g, [&](size_t idx, size_t byte, int i, int bit) {
+          rec[byte] |= uint8_t((stream[idx] >> i & 1) << bit);
+        });
+      }
+      for (int i = 0; i < g.num_planes && !in_steps(g); ++i) {
         const Plane& pl = g.planes[i];
         const unsigned mask = (1u << pl.width) - 1;
         for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {

@@ -37,16 +37,16 @@ const LayoutDesc kLayouts[] = {
         .panel(8, 4, 32).bf16_scales_when_exact().with_col_sums(),
     L::family(layout_id::x86_avx512_n16k4s64_sums, "x86_avx512_n16k4s64_sums", Arch::x86_64, kAvx512Vnni)
         .panel(16, 4, 64).bf16_scales_when_exact().with_col_sums(),
-    // aarch64 with two's-complement fields, top bits in the widest plane, and scaled column
-    // sums (format/layout.h): a field masked or shifted to the top of a byte is the operand
+    // aarch64 with two's-complement fields, odd widths in steps, and scaled column sums
+    // (format/layout.h): a field masked or shifted to the top of a byte is the operand
     // 2^(8-bits)·q of sdot / smmla, and the sums fold both zero points in at a block's start.
     L::family(layout_id::arm_dotprod_n8k4s16_sums, "arm_dotprod_n8k4s16_sums", Arch::arm64,
               IsaSet{Isa::neon, Isa::dotprod})
-        .panel(8, 4, 16).bf16_scales_when_exact().twos_complement_high_planes_first()
+        .panel(8, 4, 16).bf16_scales_when_exact().signed_fields_in_steps()
         .with_col_sums(ColSumForm::scaled),
     L::family(layout_id::arm_i8mm_n8k8s16_sums, "arm_i8mm_n8k8s16_sums", Arch::arm64,
               IsaSet{Isa::neon, Isa::dotprod, Isa::i8mm})
-        .panel(8, 8, 16).bf16_scales_when_exact().twos_complement_high_planes_first()
+        .panel(8, 8, 16).bf16_scales_when_exact().signed_fields_in_steps()
         .with_col_sums(ColSumForm::scaled),
 };
 

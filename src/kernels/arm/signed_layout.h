@@ -24,13 +24,6 @@ namespace lowbit {
 namespace arm {
 namespace {
 
-// Plane i of b bits (high planes first) holds value bits [plane_low(b, i), + width).
-constexpr int plane_low(int bits, int i) {
-  int s = bits;
-  for (int j = 0; j <= i; ++j) s -= plane_width(bits, j);
-  return s;
-}
-
 // The bits of the fields s' ≡ r (mod d) of a plane of width w.
 constexpr uint8_t field_class_mask(int w, int r, int d) {
   unsigned m = 0;
@@ -51,77 +44,75 @@ inline __attribute__((always_inline)) uint8x16_t place_low(uint8x16_t c) {
   else return m;
 }
 
-// The records of one panel for b-bit weights: operands of 16 k at a time ("steps": 8 stream
-// vectors of 16 values; stream vector v of a record is values [16v, 16v + 16)). A step's
-// chunks are loaded first (Chunks), then its operands built from them: in-order cores want
-// the loads well ahead of their use, and the unpacking of a step grouped.
+constexpr bool in_steps(int bits) { return bits == 3 || (bits >= 5 && bits <= 7); }
+
+// Which stream vectors of a step (bit v) have bits in chunk c of a b-bit step.
+constexpr unsigned vectors_in_chunk(int bits, int c) {
+  unsigned m = 0;
+  for (int v = 0; v < 8; ++v)
+    for (int i = 0; i < bits; ++i)
+      if ((in_steps(bits) ? step_bit(bits, v, i).chunk : v / (8 / bits)) == c) m |= 1u << v;
+  return m;
+}
+
+// The records of one panel for b-bit weights, 16 k at a time ("steps": 8 stream vectors of 16
+// values; stream vector v of a record is values [16v, 16v + 16)): a step is b chunks of 16
+// bytes, one plane at 1, 2, 4, 8 bits and odd_width_steps at 3, 5, 6, 7 (format/layout.h). A
+// step's chunks are loaded first (Chunks), then its operands built from them: in-order cores
+// want the loads well ahead of their use, and the unpacking of a step grouped.
 template <int Bits>
 struct SignedWeights {
-  static constexpr int kPlanes = plane_count(Bits);
-  // Plane i's chunks of a step: w_i of them, after those of the wider planes.
-  static constexpr int first_chunk(int i) { return Bits - plane_low(Bits, i) - plane_width(Bits, i); }
   struct Chunks {
     uint8x16_t c[Bits];
   };
-  const uint8_t* plane[kPlanes];
+  const uint8_t* rec = nullptr;
 
   SignedWeights() = default;
-  // Planes of the record at `rec`: plane i starts gs·(widths before it) bytes in (nr = 8),
-  // a constant when the group size is one (kGroup > 0).
-  template <int kGroup>
-  SignedWeights(const PackedGeometry& g, const uint8_t* rec, std::integral_constant<int, kGroup>) {
-    static_for<kPlanes>([&](auto I) {
-      plane[I] = rec + (kGroup > 0 ? size_t(kGroup) * first_chunk(I) : g.planes[I].offset);
-    });
-  }
+  SignedWeights(const PackedGeometry& g, const uint8_t* record) : rec(record + g.planes[0].offset) {}
 
   // The chunks of step t that the operands in Need (a bit mask of V) read.
   template <unsigned Need = 0xFFu>
   inline __attribute__((always_inline)) Chunks load(int t) const {
     Chunks k;
-    static_for<kPlanes>([&](auto I) {
-      constexpr int w = plane_width(Bits, I), f = 8 / w;
-      static_for<w>([&](auto C) {
-        constexpr unsigned fields = ((1u << f) - 1) << (C * f);
-        if constexpr ((Need & fields) != 0)
-          k.c[first_chunk(I) + C] = vld1q_u8(plane[I] + (size_t(t) * w + C) * 16);
-      });
+    static_for<Bits>([&](auto C) {
+      if constexpr ((vectors_in_chunk(Bits, C) & Need) != 0) k.c[C] = vld1q_u8(rec + (size_t(t) * Bits + C) * 16);
     });
     return k;
   }
 
-  // The operand 2^(8-Bits)·q of stream vector V (0..7) of a step. Built from the lowest plane
-  // up: its field placed with zeros below, then each wider plane's field inserted above it.
+  // The operand 2^(8-Bits)·q of stream vector V (0..7) of a step: a masked or shifted field
+  // (one instruction), or at odd widths, for the vectors kept in the other fields' spare bits,
+  // their runs of bits shifted down and inserted from the lowest up (sli keeps what is below).
   template <int V>
   static inline __attribute__((always_inline)) int8x16_t op(const Chunks& k) {
-    constexpr int lo = kPlanes - 1, wl = plane_width(Bits, lo), fl = 8 / wl;
-    uint8x16_t x = place_low<wl, V % fl, 8 - Bits>(k.c[first_chunk(lo) + V / fl]);
-    static_for<kPlanes - 1>([&](auto J) {
-      constexpr int i = kPlanes - 2 - J, w = plane_width(Bits, i), f = 8 / w, s = V % f;
-      constexpr int pos = 8 - Bits + plane_low(Bits, i);
-      const uint8x16_t c = k.c[first_chunk(i) + V / f];
-      if constexpr (i == 0 && s == f - 1) {
-        x = vbslq_u8(vdupq_n_u8(uint8_t(0xFF << pos)), c, x);  // already at the top
-      } else if constexpr (s == 0) {
-        x = vsliq_n_u8(x, c, pos);
-      } else {
-        x = vsliq_n_u8(x, vshrq_n_u8(c, s * w), pos);
-      }
-    });
-    return vreinterpretq_s8_u8(x);
+    if constexpr (!in_steps(Bits)) {
+      constexpr int f = 8 / Bits;
+      return vreinterpretq_s8_u8(place_low<Bits, V % f, 8 - Bits>(k.c[V / f]));
+    } else if constexpr (Bits == 3 && V < 6) {
+      return vreinterpretq_s8_u8(V % 2 == 0 ? vandq_u8(k.c[V / 2], vdupq_n_u8(0xE0)) : vshlq_n_u8(k.c[V / 2], 5));
+    } else if constexpr (Bits != 3 && V < Bits) {
+      return vreinterpretq_s8_u8(vandq_u8(k.c[V], vdupq_n_u8(uint8_t(0xFF << (8 - Bits)))));
+    } else {
+      // A run: consecutive value bits at consecutive bits of one chunk. The lowest run is
+      // shifted down then up into place (zeros below it), each next one shifted down to bit 0
+      // and inserted at its place.
+      uint8x16_t x = k.c[0];
+      static_for<Bits>([&](auto I) {
+        constexpr StepBit sb = step_bit(Bits, V, I);
+        constexpr bool starts = I == 0 || step_bit(Bits, V, I - 1).chunk != sb.chunk ||
+                                step_bit(Bits, V, I - 1).bit + 1 != sb.bit;
+        constexpr int pos = 8 - Bits + I;
+        const uint8x16_t c = k.c[sb.chunk];
+        if constexpr (I == 0) {
+          x = vshlq_n_u8(sb.bit == 0 ? c : vshrq_n_u8(c, sb.bit), pos);
+        } else if constexpr (starts) {
+          x = vsliq_n_u8(x, sb.bit == 0 ? c : vshrq_n_u8(c, sb.bit), pos);
+        }
+      });
+      return vreinterpretq_s8_u8(x);
+    }
   }
 };
-
-// Whether chunk C of a b-bit step holds a field of a stream vector of parity Pass (the chunks
-// SignedWeights::load<0x55 or 0xAA> loads).
-template <int Bits, int Pass>
-constexpr bool chunk_used(int c) {
-  for (int i = 0; i < plane_count(Bits); ++i) {
-    const int w = plane_width(Bits, i), first = Bits - plane_low(Bits, i) - w;
-    if (c >= first && c < first + w) return 8 / w > 1 || (c - first) % 2 == Pass;
-  }
-  return false;
-}
 
 // acc = fma((float) d, s_w, acc) for an accumulator holding 2^Shift·d (Shift = 8 - b).
 template <int Shift>
@@ -191,7 +182,7 @@ inline __attribute__((always_inline)) void run_pass(Kern& kern, const PackedGeom
   for (int grp = 0; grp < g.groups; ++grp) {
     SignedWeights<Bits> w[np];
     static_for<np>([&](auto P) {
-      w[P] = SignedWeights<Bits>(g, rec[P], std::integral_constant<int, kGroup>{});
+      w[P] = SignedWeights<Bits>(g, rec[P]);
       blk.scales[P] = rec[P] + scales;
       rec[P] += record;
     });

@@ -261,7 +261,8 @@ struct DotGemm {
   inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
     using W = SignedWeights<Bits>;
     typename W::Chunks k = w[0].template load<Pass == 0 ? 0x55u : 0xAAu>(t);
-    if constexpr (InOrder) static_for<Bits>([&](auto C) { if constexpr (chunk_used<Bits, Pass>(C)) pin(k.c[C]); });
+    if constexpr (InOrder)
+      static_for<Bits>([&](auto C) { if constexpr ((vectors_in_chunk(Bits, C) & (Pass == 0 ? 0x55u : 0xAAu)) != 0) pin(k.c[C]); });
     int8x16_t b[4];
     static_for<4>([&](auto KB) { b[KB] = W::template op<2 * KB + Pass>(k); });
     if constexpr (InOrder) {
