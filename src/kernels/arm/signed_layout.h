@@ -70,14 +70,40 @@ struct SignedWeights {
   SignedWeights() = default;
   SignedWeights(const PackedGeometry& g, const uint8_t* record) : rec(record + g.planes[0].offset) {}
 
-  // The chunks of step t that the operands in Need (a bit mask of V) read.
-  template <unsigned Need = 0xFFu>
+  // The chunks of step t that the operands in Need (a bit mask of V) read. Own: loads of their
+  // own, which the compiler may not merge with other operands' loads of the same chunks (a
+  // merged load would stay live, in a register, from one operand to the other).
+  template <unsigned Need = 0xFFu, bool Own = false>
   inline __attribute__((always_inline)) Chunks load(int t) const {
+    const uint8_t* base = rec;
+    if constexpr (Own) asm("" : "+r"(base));
     Chunks k;
     static_for<Bits>([&](auto C) {
-      if constexpr ((vectors_in_chunk(Bits, C) & Need) != 0) k.c[C] = vld1q_u8(rec + (size_t(t) * Bits + C) * 16);
+      if constexpr ((vectors_in_chunk(Bits, C) & Need) != 0) k.c[C] = vld1q_u8(base + (size_t(t) * Bits + C) * 16);
     });
     return k;
+  }
+
+  // Whether vector V of a step lives in the other vectors' spare bits (its operand takes a
+  // chain of shift-and-inserts, not one instruction).
+  static constexpr bool spare(int v) { return in_steps(Bits) && v >= (Bits == 3 ? 6 : Bits); }
+
+  // The operand of vector V of step t from loads of its own chunks. The out-of-order GEMMs
+  // make the spare vectors' operands first in a step (their chains then overlap the other
+  // vectors' dot products) and the others where they are used, so few chunks stay live.
+  template <int V>
+  inline __attribute__((always_inline)) int8x16_t operand(int t) const {
+    return op<V>(load<1u << V, spare(V)>(t));
+  }
+
+  // The length of the lowest run of value bits of spare vector V.
+  template <int V>
+  static constexpr int first_run() {
+    int n = 1;
+    while (n < Bits && step_bit(Bits, V, n).chunk == step_bit(Bits, V, 0).chunk &&
+           step_bit(Bits, V, n).bit == step_bit(Bits, V, 0).bit + n)
+      ++n;
+    return n;
   }
 
   // The operand 2^(8-Bits)·q of stream vector V (0..7) of a step: a masked or shifted field
@@ -103,8 +129,12 @@ struct SignedWeights {
                                 step_bit(Bits, V, I - 1).bit + 1 != sb.bit;
         constexpr int pos = 8 - Bits + I;
         const uint8x16_t c = k.c[sb.chunk];
-        if constexpr (I == 0) {
-          x = vshlq_n_u8(sb.bit == 0 ? c : vshrq_n_u8(c, sb.bit), pos);
+        if constexpr (I == 0 && sb.bit == 0) {
+          x = vshlq_n_u8(c, pos);
+        } else if constexpr (I == 0) {  // the run masked (either vector pipe), then one shift
+          const uint8x16_t m = vandq_u8(c, vdupq_n_u8(uint8_t(((1u << first_run<V>()) - 1) << sb.bit)));
+          if constexpr (pos > sb.bit) x = vshlq_n_u8(m, pos - sb.bit);
+          else x = vshrq_n_u8(m, sb.bit - pos);
         } else if constexpr (starts) {
           x = vsliq_n_u8(x, sb.bit == 0 ? c : vshrq_n_u8(c, sb.bit), pos);
         }
@@ -141,6 +171,19 @@ inline float32x4_t load_scales4(const uint8_t* scales, int first_col) {
     return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
   } else {
     return vld1q_f32(reinterpret_cast<const float*>(scales) + first_col);
+  }
+}
+
+// Per-group scales of the 8 columns: one 16-byte load at bf16.
+template <bool Bf16>
+inline void load_scales8(const uint8_t* scales, float32x4_t (&s)[2]) {
+  if constexpr (Bf16) {
+    const uint16x8_t h = vld1q_u16(reinterpret_cast<const uint16_t*>(scales));
+    s[0] = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(h), 16));
+    s[1] = vreinterpretq_f32_u32(vshll_high_n_u16(h, 16));
+  } else {
+    s[0] = vld1q_f32(reinterpret_cast<const float*>(scales));
+    s[1] = vld1q_f32(reinterpret_cast<const float*>(scales) + 4);
   }
 }
 

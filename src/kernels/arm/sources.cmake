@@ -3,10 +3,12 @@
 # The _a55 variants add -mtune=cortex-a55: GCC then schedules them for that in-order pipeline.
 # -fno-schedule-insns: GCC 12's first scheduling pass hoists a whole group's loads and unpacking
 # ahead of its dot products, which then no longer fit 32 registers (accumulators spill); the
-# pass after register allocation still schedules. GCC's flag only: it changes speed, never results.
+# pass after register allocation still schedules. -fno-peephole2: no load pairs (ldp of two
+# q registers is 3 micro-ops where two ldr are 2 on Cortex-A57/A72-class decoders, and blocks
+# Cortex-A55's load pipe for 6 cycles). GCC's flags only: they change speed, never results.
 set(arm_gcc_flags "")
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  set(arm_gcc_flags ";-fno-schedule-insns")
+  set(arm_gcc_flags ";-fno-schedule-insns;-fno-peephole2")
 endif()
 set(LOWBIT_ARM_NEON_FLAGS "-march=armv8-a")
 set(LOWBIT_ARM_DOTPROD_FLAGS "-march=armv8.2-a+dotprod${arm_gcc_flags}")

@@ -134,32 +134,29 @@ struct DotGemv {
   template <int Bits, bool Zeros, bool Bf16, int>
   inline __attribute__((always_inline)) void begin_block(const Block<Panels>& blk) {
     int16x4_t p = vld1_s16(reinterpret_cast<const int16_t*>(blk.pairs));  // -zx, -Ex
-    int16x4_t s[Panels][2], z[Panels][2];
+    int16x8_t s[Panels], z[Panels];  // S, Z of the panel's 8 columns
     static_for<Panels>([&](auto P) {
-      static_for<2>([&](auto H) {
-        s[P][H] = vld1_s16(blk.sums[P] + 4 * H);
-        z[P][H] = Zeros ? vld1_s16(blk.sums[P] + kNr + 4 * H) : s[P][H];
-        if constexpr (InOrder) pin(s[P][H]), pin(z[P][H]);
-      });
+      s[P] = block_s(blk.sums[P]);
+      z[P] = Zeros ? block_z(blk.sums[P]) : s[P];
+      if constexpr (InOrder) pin(s[P]), pin(z[P]);
     });
     if constexpr (InOrder) pin(p);  // these loads, then the scales' (used at the block's end) hide their latency
     static_for<Panels>([&](auto P) {
-      static_for<2>([&](auto H) {
-        sc[P][H] = load_scales4<Bf16>(blk.scales[P], 4 * H);
-        if constexpr (InOrder) pin(sc[P][H]);
-      });
+      load_scales8<Bf16>(blk.scales[P], sc[P]);
+      if constexpr (InOrder) pin(sc[P][0]), pin(sc[P][1]);
     });
     static_for<Panels>([&](auto P) {
-      static_for<2>([&](auto H) {
-        int16x4_t sh = s[P][H], zh = z[P][H];
-        if constexpr (shift<Bits>(H) != 8 - Bits) {  // sums of 2^(8-b)·q, exact multiples
-          sh = vshr_n_s16(sh, 8 - Bits - shift<Bits>(H));
-          zh = vshr_n_s16(zh, 8 - Bits - shift<Bits>(H));
-        }
-        int32x4_t& a = acc[2 * P + H];
-        a = vmull_lane_s16(sh, p, 0);
-        if constexpr (Zeros) a = vmlal_lane_s16(a, zh, p, 1);
-      });
+      int16x8_t sh = s[P], zh = z[P];  // the high half's: in units when shift() says so
+      if constexpr (shift<Bits>(1) != 8 - Bits) {  // sums of 2^(8-b)·q, exact multiples
+        sh = vshrq_n_s16(sh, 8 - Bits - shift<Bits>(1));
+        zh = vshrq_n_s16(zh, 8 - Bits - shift<Bits>(1));
+      }
+      acc[2 * P] = vmull_lane_s16(vget_low_s16(s[P]), p, 0);
+      acc[2 * P + 1] = vmull_high_lane_s16(sh, p, 0);
+      if constexpr (Zeros) {
+        acc[2 * P] = vmlal_lane_s16(acc[2 * P], vget_low_s16(z[P]), p, 1);
+        acc[2 * P + 1] = vmlal_high_lane_s16(acc[2 * P + 1], zh, p, 1);
+      }
     });
     static_for<kAcc - 2 * Panels>([&](auto I) { acc[2 * Panels + I] = vdupq_n_s32(0); });
   }
@@ -167,14 +164,16 @@ struct DotGemv {
   template <int Bits, int>
   inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[Panels], int t, const int8_t* xp) {
     using W = SignedWeights<Bits>;
+    int8x16_t x = vld1q_s8(xp);
+    // All chunks, then all operands by kind (low halves, then high): at odd widths the spare
+    // vectors' chains then overlap the direct ones' masks.
     typename W::Chunks k[Panels];
     static_for<Panels>([&](auto P) { k[P] = w[P].template load<>(t); });
-    int8x16_t x = vld1q_s8(xp);
     if constexpr (InOrder) {
       static_for<Panels>([&](auto P) { static_for<Bits>([&](auto C) { pin(k[P].c[C]); }); });
       pin(x);
     }
-    int8x16_t b[8 * Panels];  // operands b[8p + 2kb + h], built by kind: low halves, then high
+    int8x16_t b[8 * Panels];  // operands b[8p + 2kb + h]
     static_for<2>([&](auto H) {
       static_for<Panels>([&](auto P) {
         static_for<4>([&](auto KB) {
@@ -260,16 +259,20 @@ struct DotGemm {
   template <int Bits, int Pass>
   inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
     using W = SignedWeights<Bits>;
-    typename W::Chunks k = w[0].template load<Pass == 0 ? 0x55u : 0xAAu>(t);
-    if constexpr (InOrder)
-      static_for<Bits>([&](auto C) { if constexpr ((vectors_in_chunk(Bits, C) & (Pass == 0 ? 0x55u : 0xAAu)) != 0) pin(k.c[C]); });
-    int8x16_t b[4];
-    static_for<4>([&](auto KB) { b[KB] = W::template op<2 * KB + Pass>(k); });
     if constexpr (InOrder) {
+      typename W::Chunks k = w[0].template load<Pass == 0 ? 0x55u : 0xAAu>(t);
+      static_for<Bits>([&](auto C) { if constexpr ((vectors_in_chunk(Bits, C) & (Pass == 0 ? 0x55u : 0xAAu)) != 0) pin(k.c[C]); });
+      int8x16_t b[4];
+      static_for<4>([&](auto KB) { b[KB] = W::template op<2 * KB + Pass>(k); });
       static_for<4>([&](auto KB) { pin(b[KB]); });
       dot_8x4_step(acc, b, xp);
     } else {
+      int8x16_t b[4];
       static_for<4>([&](auto KB) {
+        if constexpr (W::spare(2 * KB + Pass)) b[KB] = w[0].template operand<2 * KB + Pass>(t);
+      });
+      static_for<4>([&](auto KB) {
+        if constexpr (!W::spare(2 * KB + Pass)) b[KB] = w[0].template operand<2 * KB + Pass>(t);
         static_for<MR / 4>([&](auto Q) {
           const int8x16_t x = vld1q_s8(xp + (KB * LhsMR + 4 * Q) * 4);
           static_for<4>([&](auto L) { acc[4 * Q + L] = vdotq_laneq_s32(acc[4 * Q + L], b[KB], x, L); });

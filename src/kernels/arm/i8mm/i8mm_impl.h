@@ -46,11 +46,12 @@ struct MmlaGemv {
   template <int Bits, int>
   inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
     using W = SignedWeights<Bits>;
-    const typename W::Chunks k = w[0].template load<>(t);
     const int8x16_t x = vld1q_s8(xp), xs = vextq_s8(x, x, 8);  // k-blocks (0, 1) and (1, 0)
-    static_for<4>([&](auto C) {
-      acc[C] = vmmlaq_s32(acc[C], x, W::template op<C>(k));
-      acc[C] = vmmlaq_s32(acc[C], xs, W::template op<4 + C>(k));
+    int8x16_t b[8];
+    static_for<8>([&](auto V) { if constexpr (W::spare(V)) b[V] = w[0].template operand<V>(t); });
+    static_for<8>([&](auto V) {
+      if constexpr (!W::spare(V)) b[V] = w[0].template operand<V>(t);
+      acc[V % 4] = vmmlaq_s32(acc[V % 4], V < 4 ? x : xs, b[V]);
     });
   }
 
@@ -121,13 +122,18 @@ struct MmlaGemm {
   template <int Bits, int Pass>
   inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
     using W = SignedWeights<Bits>;
-    const typename W::Chunks k = w[0].template load<Pass == 0 ? 0x55u : 0xAAu>(t);
+    int8x16_t b[2][2];  // k-block, column pair Pass + 2J: stream vector 4kb + Pass + 2J
+    static_for<4>([&](auto I) {
+      if constexpr (W::spare(4 * (I / 2) + Pass + 2 * (I % 2))) b[I / 2][I % 2] = w[0].template operand<4 * (I / 2) + Pass + 2 * (I % 2)>(t);
+    });
     static_for<2>([&](auto KB) {
-      const int8x16_t b[2] = {W::template op<4 * KB + Pass>(k), W::template op<4 * KB + Pass + 2>(k)};
+      static_for<2>([&](auto J) {
+        if constexpr (!W::spare(4 * KB + Pass + 2 * J)) b[KB][J] = w[0].template operand<4 * KB + Pass + 2 * J>(t);
+      });
       static_for<kPairs>([&](auto P) {
         const int8x16_t x = vld1q_s8(xp + (KB * LhsMR + 2 * P) * 8);
-        acc[P][0] = vmmlaq_s32(acc[P][0], x, b[0]);
-        acc[P][1] = vmmlaq_s32(acc[P][1], x, b[1]);
+        acc[P][0] = vmmlaq_s32(acc[P][0], x, b[KB][0]);
+        acc[P][1] = vmmlaq_s32(acc[P][1], x, b[KB][1]);
       });
     });
   }
