@@ -26,17 +26,6 @@ void validate_problem(const WeightProblem& p) {
 
 namespace {
 
-int plane_widths(int bits, int* widths) {
-  int count = 0;
-  for (int w : {8, 4, 2, 1}) {
-    if (bits >= w) {
-      widths[count++] = w;
-      bits -= w;
-    }
-  }
-  return count;
-}
-
 // Visits every (stream index, plane byte, bit offset) of one plane, in plane byte order.
 template <typename F>
 void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
@@ -151,17 +140,14 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.col_sum_form = layout.col_sum_form;
   g.scale_format = sf;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
-  int widths[4];
-  g.num_planes = plane_widths(p.bits, widths);
-  if (in_steps(g)) g.num_planes = 1, widths[0] = p.bits;  // one "plane" of b-bit steps
+  const bool steps = in_steps(g);  // one "plane" of b-bit steps
+  g.num_planes = steps ? 1 : plane_count(p.bits);
   size_t offset = 0;
-  int shift = 0;
   for (int i = 0; i < g.num_planes; ++i) {
-    const size_t plane_bytes = g.stream_bytes * widths[i] / 8;
-    g.planes[i] = Plane{widths[i], shift,
-                        int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
+    const int w = steps ? p.bits : plane_width(p.bits, i);
+    const size_t plane_bytes = g.stream_bytes * w / 8;
+    g.planes[i] = Plane{w, steps ? 0 : plane_shift(p.bits, i), int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
     offset += plane_bytes;
-    shift += widths[i];
   }
   g.scales_offset = offset;
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);

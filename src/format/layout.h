@@ -126,6 +126,24 @@ struct LayoutDesc {
 constexpr int kMaxSumBlock = 128;
 int col_sum_block(int group_size);
 
+// The bit planes of a b-bit stream: widths 8, 4, 2, 1 taken greedily, low bits first
+// (8=[8] 7=[4,2,1] 6=[4,2] 5=[4,1] 4=[4] 3=[2,1] 2=[2] 1=[1]); the packer and the kernels
+// that unpack in registers share this rule.
+constexpr int plane_count(int bits) { return (bits >> 3 & 1) + (bits >> 2 & 1) + (bits >> 1 & 1) + (bits & 1); }
+constexpr int plane_width(int bits, int i) {
+  for (int w = 8; w >= 1; w /= 2)
+    if (bits & w) {
+      if (i == 0) return w;
+      --i;
+    }
+  return 0;
+}
+constexpr int plane_shift(int bits, int i) {
+  int s = 0;
+  for (int j = 0; j < i; ++j) s += plane_width(bits, j);
+  return s;
+}
+
 struct Plane {
   int width;  // bits per value: 8, 4, 2 or 1 (a step layout's one "plane": b, see above)
   int shift;  // position of these bits in u

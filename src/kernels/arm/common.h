@@ -36,17 +36,6 @@ inline __attribute__((always_inline)) void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
-// Bit planes of a b-bit record (format/layout.h): widths 8, 4, 2, 1 taken greedily.
-constexpr int plane_count(int bits) { return (bits >> 3 & 1) + (bits >> 2 & 1) + (bits >> 1 & 1) + (bits & 1); }
-constexpr int plane_width(int bits, int i) {
-  for (int w = 8; w >= 1; w /= 2)
-    if (bits & w) {
-      if (i == 0) return w;
-      --i;
-    }
-  return 0;
-}
-
 // Per-group scales of the record's 8 columns, f32 or bf16 (bf16 << 16 is exact).
 inline void load_scales(const PackedGeometry& g, const uint8_t* rec, float32x4_t s[2]) {
   const uint8_t* p = rec + g.scales_offset;

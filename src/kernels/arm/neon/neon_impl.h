@@ -12,12 +12,8 @@ namespace lowbit {
 namespace arm {
 namespace {
 
-// The layout's planes hold u = q + 2^(Bits-1) in 0..2^Bits-1, low bits first.
-constexpr int plane_shift(int bits, int i) {
-  int s = 0;
-  for (int j = 0; j < i; ++j) s += plane_width(bits, j);
-  return s;
-}
+// The layout's planes hold u = q + 2^(Bits-1) in 0..2^Bits-1, low bits first
+// (plane_count / plane_width / plane_shift: format/layout.h).
 // Vectors produced per block: a 16-byte chunk of the narrowest plane holds 8/w of them.
 constexpr int block_vectors(int bits) { return 8 / plane_width(bits, plane_count(bits) - 1); }
 
