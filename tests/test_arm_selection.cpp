@@ -111,6 +111,34 @@ TEST(ArmSelection, EveryArmLayoutThisCpuCanRunIsPlannable) {
   }
 }
 
+// On a simulated phone, given as `lowbit explain --target` takes it (any build: the planner
+// reads the kernels' descriptions and the generic costs, not their code), the A55 cores run
+// the in-order _a55 variants and the big cores the out-of-order ones, for decode (m = 1, GEMV)
+// and prefill (m = 64, GEMM).
+TEST(ArmSelection, BigLittleRunsTheA55VariantsOnlyOnTheA55Cores) {
+  const CpuProfile phone = target_profile("arm64:neon,dotprod;cores=4xcortex-a55,4xcortex-a76");
+  const Registry& reg = default_registry();
+  const WeightProblem p{4096, 4096, 4, 32, false, false};
+  const LayoutDecision d = select_layout(reg, phone, p);
+  ASSERT_NE(d.winner, nullptr);
+  EXPECT_STREQ(d.winner->name, "arm_dotprod_n8k4s16_sums");
+  PackedHeader h;
+  h.layout = d.winner;
+  h.problem = p;
+  for (int m : {1, 64}) {
+    const ExecPlan plan = make_plan(reg, phone, h, m, 8, nullptr, false);
+    ASSERT_EQ(plan.num_uarchs, 2);
+    for (int u = 0; u < plan.num_uarchs; ++u) {
+      const UarchPlan& up = plan.per_uarch[u];
+      const char* suffix = up.uarch == Uarch::cortex_a55 ? "__dotprod_a55" : "__dotprod";
+      ASSERT_GE(up.num_segments, 1);
+      for (int s = 0; s < up.num_segments; ++s)
+        EXPECT_TRUE(test::ends_with(up.seg[s].kernel->name, suffix))
+            << uarch_name(up.uarch) << " m=" << m << ": " << up.seg[s].kernel->name;
+    }
+  }
+}
+
 // finish_output clamps with `y < lo ? lo : y` and `y > hi ? hi : y`: +0 stays +0 under a
 // clamp_max of -0 (vminq would give -0), and NaN rows stay NaN. A zero activation row gives
 // y = fma(+0, 1, +0) = +0 exactly.
