@@ -3,7 +3,7 @@
 // docs/x86-kernels.md describes them; gemv.h and gemm.h hold the loops.
 #pragma once
 
-#include "ops/quantize_activations.h"
+#include "format/row_quant.h"
 #include "registry/kernel.h"
 
 namespace lowbit {
