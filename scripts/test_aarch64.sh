@@ -51,8 +51,8 @@ for cpu in cortex-a53 cortex-a76 max; do
   # The CLI itself: the layout it picks for this CPU model.
   case $cpu in
     cortex-a53) want=arm_neon_n8k1s16 ;;
-    cortex-a76) want=arm_dotprod_n8k4s16 ;;
-    *) want=arm_i8mm_n8k8s16 ;;
+    cortex-a76) want=arm_dotprod_n8k4s16_sums ;;
+    *) want=arm_i8mm_n8k8s16_sums ;;
   esac
   run "$cpu" lowbit-explain "$build/tools/lowbit" explain --n 256 --k 512 --m 5 --bits 4 --group 32 --zeros
   if ! grep -q -- "-> $want" "$build/qemu-$cpu-lowbit-explain.log"; then

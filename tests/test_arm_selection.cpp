@@ -27,8 +27,8 @@ struct Family {
 };
 
 Family expected_family(IsaSet isa) {
-  if (isa.has(Isa::i8mm)) return {"arm_i8mm_n8k8s16", "__i8mm"};
-  if (isa.has(Isa::dotprod)) return {"arm_dotprod_n8k4s16", "__dotprod"};
+  if (isa.has(Isa::i8mm)) return {"arm_i8mm_n8k8s16_sums", "__i8mm"};
+  if (isa.has(Isa::dotprod)) return {"arm_dotprod_n8k4s16_sums", "__dotprod"};
   if (isa.has(Isa::neon)) return {"arm_neon_n8k1s16", "__neon"};
   return {"portable_n1k1s1", "__scalar"};  // LOWBIT_ISA=scalar
 }
@@ -92,7 +92,7 @@ TEST(ArmSelection, EveryArmLayoutThisCpuCanRunIsPlannable) {
   const CpuProfile& prof = host_profile();
   const Registry& reg = default_registry();
   const WeightProblem p{64, 256, 4, 32, true, true};
-  for (const char* name : {"arm_neon_n8k1s16", "arm_dotprod_n8k4s16", "arm_i8mm_n8k8s16"}) {
+  for (const char* name : {"arm_neon_n8k1s16", "arm_dotprod_n8k4s16_sums", "arm_i8mm_n8k8s16_sums"}) {
     const LayoutDesc* l = find_layout(name);
     ASSERT_NE(l, nullptr) << name;
     PackedHeader h;
@@ -107,6 +107,34 @@ TEST(ArmSelection, EveryArmLayoutThisCpuCanRunIsPlannable) {
       } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("missing ISA"), std::string::npos) << e.what();
       }
+    }
+  }
+}
+
+// On a simulated phone, given as `lowbit explain --target` takes it (any build: the planner
+// reads the kernels' descriptions and the generic costs, not their code), the A55 cores run
+// the in-order _a55 variants and the big cores the out-of-order ones, for decode (m = 1, GEMV)
+// and prefill (m = 64, GEMM).
+TEST(ArmSelection, BigLittleRunsTheA55VariantsOnlyOnTheA55Cores) {
+  const CpuProfile phone = target_profile("arm64:neon,dotprod;cores=4xcortex-a55,4xcortex-a76");
+  const Registry& reg = default_registry();
+  const WeightProblem p{4096, 4096, 4, 32, false, false};
+  const LayoutDecision d = select_layout(reg, phone, p);
+  ASSERT_NE(d.winner, nullptr);
+  EXPECT_STREQ(d.winner->name, "arm_dotprod_n8k4s16_sums");
+  PackedHeader h;
+  h.layout = d.winner;
+  h.problem = p;
+  for (int m : {1, 64}) {
+    const ExecPlan plan = make_plan(reg, phone, h, m, 8, nullptr, false);
+    ASSERT_EQ(plan.num_uarchs, 2);
+    for (int u = 0; u < plan.num_uarchs; ++u) {
+      const UarchPlan& up = plan.per_uarch[u];
+      const char* suffix = up.uarch == Uarch::cortex_a55 ? "__dotprod_a55" : "__dotprod";
+      ASSERT_GE(up.num_segments, 1);
+      for (int s = 0; s < up.num_segments; ++s)
+        EXPECT_TRUE(test::ends_with(up.seg[s].kernel->name, suffix))
+            << uarch_name(up.uarch) << " m=" << m << ": " << up.seg[s].kernel->name;
     }
   }
 }

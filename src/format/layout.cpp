@@ -37,10 +37,32 @@ void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
         f(c * chunk_values + size_t(s) * pl.chunk + j, pl.offset + c * pl.chunk + j, s * pl.width);
 }
 
+// odd_width_steps at 3, 5, 6, 7 bits: visits every (stream index, record byte, bit of the
+// value, bit in the byte) of a record.
+// (Records of whole steps only: nr·16 a multiple of 128, as in the layouts that set it.)
+bool in_steps(const PackedGeometry& g) {
+  return g.odd_width_steps && (g.bits == 3 || (g.bits >= 5 && g.bits < 8)) && g.nr * 16 % 128 == 0;
+}
+template <typename F>
+void for_each_step_bit(const PackedGeometry& g, F&& f) {
+  for (size_t idx = 0; idx < g.stream_bytes; ++idx) {
+    const size_t t = idx / 128, v = idx % 128 / 16, j = idx % 16;
+    for (int i = 0; i < g.bits; ++i) {
+      const StepBit sb = step_bit(g.bits, int(v), i);
+      f(idx, (t * size_t(g.bits) + size_t(sb.chunk)) * 16 + j, i, sb.bit);
+    }
+  }
+}
+
 // Visits every bit field of a record's weights: f(stream index, record byte, bit offset in the
-// byte, shift of the field in u, mask of the field), for either encoding (format/layout.h).
+// byte, shift of the field in u, mask of the field), for every arrangement: bit planes,
+// odd-width steps (one bit per field) and lut_k4 (format/layout.h).
 template <typename F>
 void for_each_field(const PackedGeometry& g, F&& f) {
+  if (in_steps(g)) {
+    for_each_step_bit(g, [&](size_t idx, size_t byte, int i, int bit) { f(idx, byte, bit, i, 1u); });
+    return;
+  }
   if (g.encoding == WeightEncoding::lut_k4) {
     for (size_t t = 0; t < size_t(g.group_size) / 8; ++t)
       for (int p = 0; p < g.bits; ++p)
@@ -63,7 +85,7 @@ size_t scale_bytes(ScaleFormat sf) { return sf == ScaleFormat::bf16 ? 2 : 4; }
 
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
-// The stream u of a record, from its bit planes.
+// The stream u of a record, from its fields.
 void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream) {
   std::memset(stream, 0, g.stream_bytes);
   for_each_field(g, [&](size_t idx, size_t byte, int bit, int shift, unsigned mask) {
@@ -71,19 +93,37 @@ void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream)
   });
 }
 
+// A weight's stream value and back: u = q + 2^(b-1), or q mod 2^b (twos_complement).
+uint8_t stream_value(const PackedGeometry& g, int q) {
+  return uint8_t(g.twos_complement ? q & ((1 << g.bits) - 1) : q + (1 << (g.bits - 1)));
+}
+int weight_value(const PackedGeometry& g, uint8_t v) {
+  if (!g.twos_complement) return int(v) - (1 << (g.bits - 1));
+  return v >> (g.bits - 1) ? int(v) - (1 << g.bits) : int(v);
+}
+
 // The column-sum entries of one record's group (sums_per_group x nr lanes) into `out`.
 void col_sums(const PackedGeometry& g, const uint8_t* rec, uint8_t* out) {
   std::vector<uint8_t> stream(g.stream_bytes);
   record_stream(g, rec, stream.data());
-  const int offset = 1 << (g.bits - 1);
+  const int offset = 1 << (g.bits - 1), scale = 1 << (8 - g.bits);
   for (int s = 0; s < g.sums_per_group; ++s)
     for (int c = 0; c < g.nr; ++c) {
-      int su = 0;
-      for (int kk = s * g.sum_block; kk < (s + 1) * g.sum_block; ++kk)
-        su += stream[(size_t(kk / g.kr) * g.nr + c) * g.kr + kk % g.kr];
-      const int cz = offset + (g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0);
-      const uint32_t lane = uint32_t(uint16_t(su)) | uint32_t(uint16_t(int16_t(cz))) << 16;
-      std::memcpy(out + (size_t(s) * g.nr + c) * 4, &lane, 4);
+      int sum = 0;  // Σ u, or Σ q for the scaled form
+      for (int kk = s * g.sum_block; kk < (s + 1) * g.sum_block; ++kk) {
+        const uint8_t v = stream[(size_t(kk / g.kr) * g.nr + c) * g.kr + kk % g.kr];
+        sum += g.col_sum_form == ColSumForm::scaled ? weight_value(g, v) : int(v);
+      }
+      const int zw = g.has_zeros ? int8_t(rec[g.zeros_offset + c]) : 0;
+      uint8_t* entry = out + size_t(s) * g.nr * 4;
+      if (g.col_sum_form == ColSumForm::scaled) {  // nr int16 S, then nr int16 Z
+        const int16_t sz[2] = {int16_t(scale * sum), int16_t(scale * zw)};
+        std::memcpy(entry + 2 * c, &sz[0], 2);
+        std::memcpy(entry + 2 * (g.nr + c), &sz[1], 2);
+      } else {
+        const uint32_t lane = uint32_t(uint16_t(sum)) | uint32_t(uint16_t(int16_t(offset + zw))) << 16;
+        std::memcpy(entry + 4 * c, &lane, 4);
+      }
     }
 }
 
@@ -112,15 +152,19 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.bits = p.bits;
   g.has_zeros = p.has_zeros;
   g.has_bias = p.has_bias;
+  g.twos_complement = layout.twos_complement;
+  g.odd_width_steps = layout.odd_width_steps;
+  g.col_sum_form = layout.col_sum_form;
   g.scale_format = sf;
   g.encoding = layout.encoding;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
-  g.num_planes = layout.encoding == WeightEncoding::planes ? plane_count(p.bits) : 0;
+  const bool steps = in_steps(g);  // one "plane" of b-bit steps
+  g.num_planes = layout.encoding == WeightEncoding::lut_k4 ? 0 : steps ? 1 : plane_count(p.bits);
   size_t offset = layout.encoding == WeightEncoding::lut_k4 ? g.stream_bytes * size_t(p.bits) / 8 : 0;
   for (int i = 0; i < g.num_planes; ++i) {
-    const int w = plane_width(p.bits, i);
+    const int w = steps ? p.bits : plane_width(p.bits, i);
     const size_t plane_bytes = g.stream_bytes * w / 8;
-    g.planes[i] = Plane{w, plane_shift(p.bits, i), int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
+    g.planes[i] = Plane{w, steps ? 0 : plane_shift(p.bits, i), int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
     offset += plane_bytes;
   }
   g.scales_offset = offset;
@@ -150,7 +194,7 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
 void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* scales,
                   const int8_t* zeros, const float* bias, uint8_t* out) {
   const int k = g.groups * g.group_size;
-  const int offset = 1 << (g.bits - 1);
+  const int pad = g.twos_complement ? 0 : -(1 << (g.bits - 1));  // stream value 0
   std::vector<uint8_t> stream(g.stream_bytes);
   for (int p = 0; p < g.panels; ++p) {
     for (int grp = 0; grp < g.groups; ++grp) {
@@ -160,8 +204,8 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
           for (int j = 0; j < g.kr; ++j) {
             const int col = p * g.nr + c;
             const int kk = grp * g.group_size + kb * g.kr + j;
-            const int q = col < g.n ? qvals[size_t(col) * k + kk] : -offset;
-            stream[(size_t(kb) * g.nr + c) * g.kr + j] = uint8_t(q + offset);
+            const int q = col < g.n ? qvals[size_t(col) * k + kk] : pad;
+            stream[(size_t(kb) * g.nr + c) * g.kr + j] = stream_value(g, q);
           }
       for_each_field(g, [&](size_t idx, size_t byte, int bit, int shift, unsigned mask) {
         rec[byte] |= uint8_t(((stream[idx] >> shift) & mask) << bit);
@@ -202,12 +246,11 @@ void unpack_record(const PackedGeometry& g, const uint8_t* rec, int8_t* q, float
                    int8_t* zeros) {
   std::vector<uint8_t> stream(g.stream_bytes);
   record_stream(g, rec, stream.data());
-  const int offset = 1 << (g.bits - 1);
   for (int kb = 0; kb < g.group_size / g.kr; ++kb)
     for (int c = 0; c < g.nr; ++c)
       for (int j = 0; j < g.kr; ++j)
         q[size_t(c) * g.group_size + kb * g.kr + j] =
-            int8_t(int(stream[(size_t(kb) * g.nr + c) * g.kr + j]) - offset);
+            int8_t(weight_value(g, stream[(size_t(kb) * g.nr + c) * g.kr + j]));
   for (int c = 0; c < g.nr; ++c) {
     if (g.scale_format == ScaleFormat::bf16) {
       uint16_t h;

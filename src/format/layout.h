@@ -29,12 +29,30 @@
 // runs of columns. bf16 scales are stored in the order of those halves: column rW + i at slot
 // 2W·(r/2) + 2i + r%2 (scale_slot), f32 scales and zero points in column order.
 //
+// Two more named options change what the record holds (both off by default, as above):
+//   twos_complement     the stream holds q as a b-bit two's complement (q mod 2^b) instead of
+//                       u: a field at the top of a byte, masked, is 2^(8-b)·q (b = its width)
+//                       with no offset to correct.
+//   odd_width_steps     3, 5, 6 and 7 bits without bit planes: the stream is cut in steps of
+//                       8·16 values (8 "vectors" of 16), and step t is b chunks of 16 bytes at
+//                       16·b·t. Byte j of chunk c holds value j of vector c (b >= 5: in bits
+//                       8-b..7) or of vectors 2c and 2c+1 (b = 3: bits 5-7 and 0-2); the bits
+//                       left over hold the step's other vectors, as step_bit() places them.
+//                       A kernel masks a whole vector out of one chunk and assembles the others
+//                       with a few shift-and-inserts (src/kernels/arm/signed_layout.h).
+//                       1, 2, 4 and 8 bits are one plane, which is already this arrangement.
+//
 // Column sums (layouts with col_sums), per panel: for every group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
 // lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
 // cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
 // (-zx, -Ex) of ops/lhs_pack.h: one 16-bit pair dot product per block gives
 // -zx·Su - cz·Ex, the whole zero-point correction of DESIGN §1. The sums are derived from the
 // records (unpack ignores them; repack rewrites them).
+// ColSumForm::scaled (twos_complement layouts) keeps the entry size but holds, per block, nr
+// int16 S = 2^(8-bits)·Σ q then nr int16 Z = 2^(8-bits)·zw: kernels that multiply q top-aligned
+// in a byte (2^(8-bits)·q) start a block's accumulator at S·(-zx) + Z·(-Ex) (two 16-bit
+// multiplies by the LHS pair's halves) and hold 2^(8-bits)·d_block at its end. Both fit int16:
+// |S| <= 128·sum_block <= 2^14 and |Z| <= 2^14.
 #pragma once
 
 #include <cstddef>
@@ -49,6 +67,26 @@ namespace lowbit {
 // How a record holds its group's weights: bit planes of widths 8/4/2/1 (the dot-product
 // kernels), or one-bit planes of 4-k nibbles (the table-lookup kernels' indices).
 enum class WeightEncoding : uint8_t { planes, lut_k4 };
+// What the column sums of a col_sums layout hold (see above).
+enum class ColSumForm : uint8_t { offset_pairs, scaled };
+
+// odd_width_steps: where bit i (0 = lowest) of vector v's values lives in a step of a
+// b-bit record (b = 3, 5, 6, 7): chunk `chunk` of the step, at `bit` of each byte.
+struct StepBit {
+  int chunk, bit;
+};
+constexpr StepBit step_bit(int bits, int v, int i) {
+  if (bits == 3) {
+    if (v < 6) return {v / 2, v % 2 == 0 ? 5 + i : i};
+    return i == 0 ? StepBit{2, v - 3} : StepBit{v - 6, 2 + i};  // bits 3-4 of chunks 0-2
+  }
+  if (v < bits) return {v, 8 - bits + i};
+  if (bits == 7) return {6 - i, 0};
+  if (bits == 6) return {(v == 6 ? 2 : 5) - i / 2, i % 2};
+  // bits == 5: vectors 5 and 6 take 3 + 2 bits of chunks 0-1 and 2-3, vector 7 the rest.
+  if (v < 7) return i < 2 ? StepBit{2 * (v - 5) + 1, i} : StepBit{2 * (v - 5), i - 2};
+  return i < 2 ? StepBit{3 - 2 * i, 2} : StepBit{4, i - 2};
+}
 
 struct LayoutDesc {
   uint16_t id = 0;          // stable on-disk id; never reused (format/layouts.h, layout_id)
@@ -59,6 +97,9 @@ struct LayoutDesc {
   bool bf16_scales = false;  // may store scales as bf16 when every scale is bf16-exact
   bool col_sums = false;     // the payload holds column sums (see above)
   WeightEncoding encoding = WeightEncoding::planes;
+  ColSumForm col_sum_form = ColSumForm::offset_pairs;
+  bool twos_complement = false;  // fields hold q mod 2^b, not u (see above)
+  bool odd_width_steps = false;  // 3, 5, 6, 7 bits in steps, not bit planes (see above)
 
   // A table row that reads on its own (format/layouts.cpp):
   //   LayoutDesc::family(id, name, arch, isa).panel(nr, kr, sr).bf16_scales_when_exact()
@@ -77,9 +118,18 @@ struct LayoutDesc {
     l.bf16_scales = true;
     return l;
   }
-  constexpr LayoutDesc with_col_sums() const {
+  constexpr LayoutDesc with_col_sums(ColSumForm form = ColSumForm::offset_pairs) const {
     LayoutDesc l = *this;
     l.col_sums = true;
+    l.col_sum_form = form;
+    return l;
+  }
+  // Signed top-aligned fields: twos_complement and odd_width_steps (see above; nr·16 a
+  // multiple of 128, so every record is whole steps).
+  constexpr LayoutDesc signed_fields_in_steps() const {
+    LayoutDesc l = *this;
+    l.twos_complement = true;
+    l.odd_width_steps = true;
     return l;
   }
   // Weights as table-lookup indices (lut_k4, above); kr must be 4 and nr a multiple of 16.
@@ -115,7 +165,7 @@ constexpr int plane_shift(int bits, int i) {
 }
 
 struct Plane {
-  int width;  // bits per value: 8, 4, 2 or 1
+  int width;  // bits per value: 8, 4, 2 or 1 (a step layout's one "plane": b, see above)
   int shift;  // position of these bits in u
   int chunk;  // C for this plane: gcd(sr, L/f), so every problem fits every layout
   size_t offset;  // byte offset of the plane within the record
@@ -126,6 +176,8 @@ struct PackedGeometry {
   int n = 0, nr = 0, kr = 0;
   int n_padded = 0, panels = 0, groups = 0, group_size = 0, bits = 0;
   bool has_zeros = false, has_bias = false;
+  bool twos_complement = false, odd_width_steps = false;  // the layout's options (LayoutDesc)
+  ColSumForm col_sum_form = ColSumForm::offset_pairs;
   ScaleFormat scale_format = ScaleFormat::f32;
   WeightEncoding encoding = WeightEncoding::planes;
   size_t stream_bytes = 0;  // L

@@ -22,7 +22,9 @@ const LayoutDesc kLayouts[] = {
     L::family(layout_id::x86_avx512_n16k4s64, "x86_avx512_n16k4s64", Arch::x86_64, kAvx512Vnni)
         .panel(16, 4, 64).bf16_scales_when_exact(),
     // aarch64: 8 columns; 16-byte plane chunks (one 128-bit vector per shift-and-mask); kr is
-    // what each ISA's instruction reads: 1 (smlal by lane), 4 (sdot), 8 (smmla).
+    // what each ISA's instruction reads: 1 (smlal by lane), 4 (sdot), 8 (smmla). 33 and 34 have
+    // no kernels any more (superseded by 35 and 36, signed fields and column sums): files
+    // packed for them still load, and `repack` converts them.
     L::family(layout_id::arm_neon_n8k1s16, "arm_neon_n8k1s16", Arch::arm64, IsaSet{Isa::neon})
         .panel(8, 1, 16).bf16_scales_when_exact(),
     L::family(layout_id::arm_dotprod_n8k4s16, "arm_dotprod_n8k4s16", Arch::arm64,
@@ -42,6 +44,17 @@ const LayoutDesc kLayouts[] = {
         .panel(32, 4, 32).bf16_scales_when_exact().lut_indices(),
     L::family(layout_id::x86_avx512_lut_n64k4s64, "x86_avx512_lut_n64k4s64", Arch::x86_64, kAvx512Bw)
         .panel(64, 4, 64).bf16_scales_when_exact().lut_indices(),
+    // aarch64 with two's-complement fields, odd widths in steps, and scaled column sums
+    // (format/layout.h): a field masked or shifted to the top of a byte is the operand
+    // 2^(8-bits)·q of sdot / smmla, and the sums fold both zero points in at a block's start.
+    L::family(layout_id::arm_dotprod_n8k4s16_sums, "arm_dotprod_n8k4s16_sums", Arch::arm64,
+              IsaSet{Isa::neon, Isa::dotprod})
+        .panel(8, 4, 16).bf16_scales_when_exact().signed_fields_in_steps()
+        .with_col_sums(ColSumForm::scaled),
+    L::family(layout_id::arm_i8mm_n8k8s16_sums, "arm_i8mm_n8k8s16_sums", Arch::arm64,
+              IsaSet{Isa::neon, Isa::dotprod, Isa::i8mm})
+        .panel(8, 8, 16).bf16_scales_when_exact().signed_fields_in_steps()
+        .with_col_sums(ColSumForm::scaled),
 };
 
 }  // namespace

@@ -18,8 +18,10 @@ constexpr uint16_t x86_avx512_n16k4s64_sums = 5;
 constexpr uint16_t x86_avx2_lut_n32k4s32 = 6;
 constexpr uint16_t x86_avx512_lut_n64k4s64 = 7;
 constexpr uint16_t arm_neon_n8k1s16 = 32;
-constexpr uint16_t arm_dotprod_n8k4s16 = 33;
-constexpr uint16_t arm_i8mm_n8k8s16 = 34;
+constexpr uint16_t arm_dotprod_n8k4s16 = 33;  // no kernels any more: loads, repacks
+constexpr uint16_t arm_i8mm_n8k8s16 = 34;     // likewise
+constexpr uint16_t arm_dotprod_n8k4s16_sums = 35;
+constexpr uint16_t arm_i8mm_n8k8s16_sums = 36;
 }  // namespace layout_id
 
 struct LayoutTable {

@@ -210,25 +210,34 @@ std::vector<KernelDesc> builtin_kernels() {
           .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(4, 4)
           .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
           .code_for_rows(row_counts({4})).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
-      // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
+      // aarch64 (src/kernels/arm, docs/arm-kernels.md). NEON: a GEMV and a GEMM of all 4 rows.
+      // Dot product and i8mm: a GEMV and a GEMM with code for 4 and 8 rows; the _a55 variants
+      // (same contract, scheduled for in-order cores) are what per-core plans give little
+      // cores, by their costs.
       K::named("qa8_qw_gemv_1x8c1__neon", LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon))
           .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(1, 1).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount),
       K::named("qa8_qw_gemm_4x8c1__neon", LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon))
           .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(4, 1).widths(kAllBits)
           .supports(kAll).code_for_rows(row_counts({4})),
-      K::named("qa8_qw_gemv_1x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod))
-          .reads(lid::arm_dotprod_n8k4s16).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
+      K::named("qa8_qw_gemv_1x16c4__dotprod", LOWBIT_ARM(qa8_qw_gemv_1x16c4__dotprod))
+          .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount),
-      K::named("qa8_qw_gemm_4x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod))
-          .reads(lid::arm_dotprod_n8k4s16).requires_isa(kArmDotprod).tile(4, 4).widths(kAllBits)
-          .supports(kAll).code_for_rows(row_counts({4})),
+      K::named("qa8_qw_gemv_1x16c4__dotprod_a55", LOWBIT_ARM(qa8_qw_gemv_1x16c4__dotprod_a55))
+          .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount),
+      K::named("qa8_qw_gemm_8x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemm_8x8c4__dotprod))
+          .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(8, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4, 8})),
+      K::named("qa8_qw_gemm_8x8c4__dotprod_a55", LOWBIT_ARM(qa8_qw_gemm_8x8c4__dotprod_a55))
+          .reads(lid::arm_dotprod_n8k4s16_sums).requires_isa(kArmDotprod).tile(8, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4, 8})),
       K::named("qa8_qw_gemv_1x8c8__i8mm", LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm))
-          .reads(lid::arm_i8mm_n8k8s16).requires_isa(kArmI8mm).tile(1, 8).widths(kAllBits)
+          .reads(lid::arm_i8mm_n8k8s16_sums).requires_isa(kArmI8mm).tile(1, 8).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount),
-      K::named("qa8_qw_gemm_4x8c8__i8mm", LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm))
-          .reads(lid::arm_i8mm_n8k8s16).requires_isa(kArmI8mm).tile(4, 8).widths(kAllBits)
-          .supports(kAll).code_for_rows(row_counts({4})),
+      K::named("qa8_qw_gemm_8x8c8__i8mm", LOWBIT_ARM(qa8_qw_gemm_8x8c8__i8mm))
+          .reads(lid::arm_i8mm_n8k8s16_sums).requires_isa(kArmI8mm).tile(8, 8).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4, 8})),
   };
   return k;
 }

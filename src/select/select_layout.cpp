@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "format/layouts.h"
 #include "util/error.h"
@@ -36,6 +37,15 @@ const std::vector<std::string>& target_names() {
 
 CpuProfile target_profile(std::string_view target) {
   if (target.empty()) return host_profile();
+  if (target.find(':') != std::string_view::npos) {  // no target name holds a ':'
+    try {
+      CpuProfile p = parse_profile_spec(target);
+      p.source = "target:" + std::string(target);
+      return p;
+    } catch (const std::invalid_argument& e) {
+      fail(Status::invalid_argument, "target: ", e.what());
+    }
+  }
   for (const Target& t : kTargets) {
     if (target != t.name) continue;
     const CpuProfile& host = host_profile();
@@ -52,7 +62,7 @@ CpuProfile target_profile(std::string_view target) {
   std::string known;
   for (const std::string& n : target_names()) known += (known.empty() ? "" : ", ") + n;
   fail(Status::invalid_argument, "unknown packing target '", std::string(target),
-       "' (known: ", known, ", or empty for this CPU)");
+       "' (known: ", known, ", a CPU spec such as 'arm64:neon,dotprod;cores=4xcortex-a55,4xcortex-a76', or empty for this CPU)");
 }
 
 LayoutDecision select_layout(const Registry& reg, const CpuProfile& prof, const WeightProblem& p,

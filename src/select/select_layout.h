@@ -14,7 +14,10 @@ namespace lowbit {
 
 // The profile a packing target stands for: "" (this CPU: host_profile()), "portable",
 // "x86-avx2", "x86-avxvnni", "x86-avx512vnni", "aarch64-neon", "aarch64-dotprod",
-// "aarch64-i8mm". Throws Error(invalid_argument) for an unknown name.
+// "aarch64-i8mm" (uarch unknown: the big-core costs), or a CPU spec as parse_profile_spec()
+// reads it ("arm64:neon,dotprod;cores=4xcortex-a55,4xcortex-a76": per-uarch costs, so a
+// big.LITTLE plan shows each core type's kernels). Throws Error(invalid_argument) for an
+// unknown name or a malformed spec.
 CpuProfile target_profile(std::string_view target);
 const std::vector<std::string>& target_names();
 

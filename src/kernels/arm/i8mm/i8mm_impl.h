@@ -1,154 +1,180 @@
-// Int8 matrix-multiply kernels (armv8.2-a+dotprod+i8mm) on layout arm_i8mm_n8k8s16.
+// Int8 matrix-multiply kernels (armv8.2-a+dotprod+i8mm) on layout arm_i8mm_n8k8s16_sums
+// (signed_layout.h: operands 2^(8-b)·q, accumulators started at the zero-point correction).
 //
-// Stream vector v of a record is k-block v/4 (8 k) of columns 2(v%4), 2(v%4)+1: exactly the
-// right operand of smmla, which multiplies it with two rows of 8 k into a 2x2 tile
-// [r0c0 r0c1 r1c0 r1c1].
-//   MR 1: the left operand is (row, ones): one smmla gives the two dot products *and* the two
-//         column sums, so the GEMV needs no extra instruction for Sw.
-//   MR 4: rows (0,1) and (2,3), plus one smmla with ones per column pair for Sw.
-// Zero points are folded in once per group (common.h: d = D - zx·Sw - c·E), in tile layout.
+// Stream vector v of a record is k-block v/4 (8 k) of the column pair v%4 (columns 2(v%4),
+// 2(v%4)+1): exactly the right operand of smmla, which multiplies it with two rows of 8 k
+// into a 2x2 tile [r0c0 r0c1 r1c0 r1c1].
+//   GEMV (1 row): the 16 LHS bytes of a step are rows "k-block 0" and "k-block 1" of the left
+//     operand; k-block 0's columns take lanes 0-1 of the tile, and k-block 1's take the same
+//     lanes against the LHS halves swapped (one ext per 16 k). Lanes 2-3 are never read.
+//   GEMM (MR rows): one pass per column-pair parity (pairs {p, p+2}), MR/2 row pairs x 2
+//     column pairs of tiles, their float accumulators in the same tile layout.
 #pragma once
 
-#include "kernels/arm/common.h"
+#include "kernels/arm/signed_layout.h"
 
 namespace lowbit {
 namespace arm {
 namespace {
 
-inline int32x4_t dup_pair(int32x4_t v, int i) {  // [v[2i], v[2i+1], v[2i], v[2i+1]]
-  return vreinterpretq_s32_s64(i == 0 ? vdupq_laneq_s64(vreinterpretq_s64_s32(v), 0)
-                                      : vdupq_laneq_s64(vreinterpretq_s64_s32(v), 1));
-}
-// Low / high 64-bit halves of two tiles: row 0 / row 1 of two column pairs.
-inline int32x4_t tile_rows0(int32x4_t a, int32x4_t b) {
-  return vreinterpretq_s32_s64(vuzp1q_s64(vreinterpretq_s64_s32(a), vreinterpretq_s64_s32(b)));
-}
-inline int32x4_t tile_rows1(int32x4_t a, int32x4_t b) {
-  return vreinterpretq_s32_s64(vuzp2q_s64(vreinterpretq_s64_s32(a), vreinterpretq_s64_s32(b)));
-}
-inline float32x4_t tile_rows(float32x4_t a, float32x4_t b, int row) {
-  const int32x4_t ia = vreinterpretq_s32_f32(a), ib = vreinterpretq_s32_f32(b);
-  return vreinterpretq_f32_s32(row == 0 ? tile_rows0(ia, ib) : tile_rows1(ia, ib));
-}
-
-template <int MR>
-struct MmlaKern;
-
-// GEMV: (row, ones) x column pair. Two accumulator sets (even / odd k-blocks) hide latency.
-template <>
-struct MmlaKern<1> {
+struct MmlaGemv {
   static constexpr LhsFormat kLhs{1, 8};
-  static constexpr int kStep = 8;  // two k-blocks: one 16-byte load of the row
+  static constexpr int kPasses = 1, kPanels = 1;
 
-  const Lhs& lhs;
-  int32x4_t acc[2][4];  // [set][column pair]: dot c, dot c+1, Sw c, Sw c+1
-  float32x4_t facc[1][2];
-  const int8_t* qx;
+  int32x4_t acc[4], dacc[2];  // acc: one per column pair, lanes 0-1
+  float32x4_t facc[2], sc[2];
 
-  MmlaKern(const Lhs& l, const PackedGeometry&) : lhs(l) {
-    facc[0][0] = facc[0][1] = vdupq_n_f32(0.0f);
+  explicit MmlaGemv(const Lhs&) { facc[0] = facc[1] = vdupq_n_f32(0.0f); }
+
+  template <int, bool Zeros, bool Bf16, int>
+  inline __attribute__((always_inline)) void begin_block(const Block<1>& blk) {
+    const int16_t* sums = blk.sums[0];
+    const int32_t* pairs = blk.pairs;
+    static_for<2>([&](auto H) { sc[H] = load_scales4<Bf16>(blk.scales[0], 4 * H); });
+    const int16x4_t p = vld1_s16(reinterpret_cast<const int16_t*>(pairs));  // -zx, -Ex
+    // Lanes 0-1 of column pair c: columns 2c, 2c+1 (lanes 2-3 start anywhere: S is loaded
+    // from column 2c on, running into Z for the last pair).
+    static_for<4>([&](auto C) { acc[C] = vmull_lane_s16(vld1_s16(sums + 2 * C), p, 0); });
+    if constexpr (Zeros) {
+      const int16x8_t z = block_z(sums);
+      const int16x4_t zc[4] = {vget_low_s16(z), vext_s16(vget_low_s16(z), vget_low_s16(z), 2),
+                               vget_high_s16(z), vext_s16(vget_high_s16(z), vget_high_s16(z), 2)};
+      static_for<4>([&](auto C) { acc[C] = vmlal_lane_s16(acc[C], zc[C], p, 1); });
+    }
   }
 
-  template <int Bits>
-  void begin_group(const PackedGeometry& g, const uint8_t*, int grp) {
-    for (auto& s : acc)
-      for (auto& t : s) t = vdupq_n_s32(0);
-    qx = lhs.q + size_t(grp) * size_t(g.group_size);
+  template <int Bits, int>
+  inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
+    using W = SignedWeights<Bits>;
+    const int8x16_t x = vld1q_s8(xp), xs = vextq_s8(x, x, 8);  // k-blocks (0, 1) and (1, 0)
+    int8x16_t b[8];
+    static_for<8>([&](auto V) { if constexpr (W::spare(V)) b[V] = w[0].template operand<V>(t); });
+    static_for<8>([&](auto V) {
+      if constexpr (!W::spare(V)) b[V] = w[0].template operand<V>(t);
+      acc[V % 4] = vmmlaq_s32(acc[V % 4], V < 4 ? x : xs, b[V]);
+    });
   }
 
-  template <int Bits>
-  inline __attribute__((always_inline)) void step(const uint8x16_t* w, int s) {
-    const int8x16_t x = vld1q_s8(qx + size_t(s) * 16);
-    const int8x8_t ones = vdup_n_s8(1);
-    const int8x16_t a[2] = {vcombine_s8(vget_low_s8(x), ones), vcombine_s8(vget_high_s8(x), ones)};
+  template <int Bits, int>
+  inline __attribute__((always_inline)) void end_block(int b, int blocks) {
+    static_for<2>([&](auto H) {  // columns 4H .. 4H+3: lanes 0-1 of pairs 2H and 2H+1
+      const int32x4_t d = vreinterpretq_s32_s64(
+          vzip1q_s64(vreinterpretq_s64_s32(acc[2 * H]), vreinterpretq_s64_s32(acc[2 * H + 1])));
+      if (blocks == 1) {
+        facc[H] = scale_scaled<8 - Bits>(facc[H], d, sc[H]);
+      } else {
+        dacc[H] = add_block<8 - Bits>(dacc[H], d, b == 0);
+        if (b == blocks - 1) facc[H] = scale_scaled<0>(facc[H], dacc[H], sc[H]);
+      }
+    });
+  }
+
+  template <int>
+  void store(const UKernelArgs& a, const Lhs& l, size_t col) {
+    static_for<2>([&](auto H) { store_lanes(a, l.sx[0], 0, col, Cols{{4 * H, 4 * H + 1, 4 * H + 2, 4 * H + 3}}, facc[H]); });
+  }
+};
+
+// MR rows computed of an LHS block of LhsMR rows (the 4-row code runs on 8-row blocks).
+template <int MR, int LhsMR = MR>
+struct MmlaGemm {
+  static_assert((MR == 4 || MR == 8) && MR <= LhsMR, "row variants");
+  static constexpr LhsFormat kLhs{LhsMR, 8};
+  static constexpr int kPasses = 2, kPanels = 1;
+  static constexpr int kPairs = MR / 2;
+
+  int16x4_t nzx[kPairs];  // -zx of the pair's rows: r, r, r+1, r+1
+  int32x4_t acc[kPairs][2], dacc[kPairs][2];
+  float32x4_t facc[kPairs][2], sc[2];
+
+  explicit MmlaGemm(const Lhs& l) {
+    static_for<kPairs>([&](auto P) {
+      const int16x4_t z = vmovn_s32(vcombine_s32(vdup_n_s32(-l.zx[2 * P]), vdup_n_s32(-l.zx[2 * P + 1])));
+      nzx[P] = z;
+      facc[P][0] = facc[P][1] = vdupq_n_f32(0.0f);
+    });
+  }
+
+  // Column pair Pass + 2J's values of an 8-column int16 vector, as [c, c+1, c, c+1].
+  template <int Pass, int J>
+  static int16x4_t pair_of(int16x8_t v) {
+    return vreinterpret_s16_s32(vdup_laneq_s32(vreinterpretq_s32_s16(v), Pass + 2 * J));
+  }
+
+  template <int, bool Zeros, bool Bf16, int Pass>
+  inline __attribute__((always_inline)) void begin_block(const Block<1>& blk) {
+    const int16_t* sums = blk.sums[0];
+    const int32_t* pairs = blk.pairs;
     static_for<2>([&](auto J) {
-      static_for<4>([&](auto CP) {
-        acc[J][CP] = vmmlaq_s32(acc[J][CP], a[J], dot_operand<Bits>(w[4 * J + CP]));
+      sc[J] = pair_scales<Bf16, Pass, J>(blk.scales[0]);
+      const int16x4_t sw = pair_of<Pass, J>(block_s(sums));
+      static_for<kPairs>([&](auto P) { acc[P][J] = vmull_s16(sw, nzx[P]); });
+      if constexpr (Zeros) {
+        const int16x4_t zw = pair_of<Pass, J>(block_z(sums));
+        static_for<kPairs>([&](auto P) {
+          const int16x4_t p = vld1_s16(reinterpret_cast<const int16_t*>(pairs + 2 * P));
+          acc[P][J] = vmlal_s16(acc[P][J], zw, vtrn2_s16(p, p));  // -Ex of r, r, r+1, r+1
+        });
+      }
+    });
+  }
+
+  template <int Bits, int Pass>
+  inline __attribute__((always_inline)) void step(const SignedWeights<Bits> (&w)[1], int t, const int8_t* xp) {
+    using W = SignedWeights<Bits>;
+    int8x16_t b[2][2];  // k-block, column pair Pass + 2J: stream vector 4kb + Pass + 2J
+    static_for<4>([&](auto I) {
+      if constexpr (W::spare(4 * (I / 2) + Pass + 2 * (I % 2))) b[I / 2][I % 2] = w[0].template operand<4 * (I / 2) + Pass + 2 * (I % 2)>(t);
+    });
+    static_for<2>([&](auto KB) {
+      static_for<2>([&](auto J) {
+        if constexpr (!W::spare(4 * KB + Pass + 2 * J)) b[KB][J] = w[0].template operand<4 * KB + Pass + 2 * J>(t);
+      });
+      static_for<kPairs>([&](auto P) {
+        const int8x16_t x = vld1q_s8(xp + (KB * LhsMR + 2 * P) * 8);
+        acc[P][0] = vmmlaq_s32(acc[P][0], x, b[KB][0]);
+        acc[P][1] = vmmlaq_s32(acc[P][1], x, b[KB][1]);
       });
     });
   }
 
-  template <int Bits>
-  void end_group(const PackedGeometry& g, const uint8_t* rec, int grp) {
-    float32x4_t s[2];
-    load_scales(g, rec, s);
-    int32x4_t c[2];
-    load_col_offsets(g, rec, col_offset_base<Bits>(), c);
-    const int32_t zx = lhs.zx[0], e = lhs.sums[grp] - g.group_size * zx;
-    for (int h = 0; h < 2; ++h) {
-      const int32x4_t t0 = vaddq_s32(acc[0][2 * h], acc[1][2 * h]);
-      const int32x4_t t1 = vaddq_s32(acc[0][2 * h + 1], acc[1][2 * h + 1]);
-      const int32x4_t d = vmlsq_n_s32(vmlsq_n_s32(tile_rows0(t0, t1), tile_rows1(t0, t1), zx), c[h], e);
-      facc[0][h] = scale_acc(facc[0][h], d, s[h]);
+  // Scales of column pair Pass + 2J as [s_c, s_c+1, s_c, s_c+1].
+  template <bool Bf16, int Pass, int J>
+  static float32x4_t pair_scales(const uint8_t* scales) {
+    constexpr int c = 2 * (Pass + 2 * J);
+    if constexpr (Bf16) {
+      const uint32x2_t h = vld1_dup_u32(reinterpret_cast<const uint32_t*>(scales + 2 * c));
+      return vreinterpretq_f32_u32(vshll_n_u16(vreinterpret_u16_u32(h), 16));
+    } else {
+      return vreinterpretq_f32_u64(vld1q_dup_u64(reinterpret_cast<const uint64_t*>(scales + 4 * c)));
     }
   }
 
-  void store(const UKernelArgs& a, const Lhs& l, size_t col) { store_panel<1>(a, l, col, facc); }
-};
-
-// GEMM: 2 row pairs x 4 column pairs of 2x2 tiles.
-template <>
-struct MmlaKern<4> {
-  static constexpr LhsFormat kLhs{4, 8};
-  static constexpr int kStep = 4;  // one k-block: 4 column pairs; LHS 4 rows x 8 k
-
-  const Lhs& lhs;
-  int32x4_t acc[2][4], sw[4];  // sw: Sw c, Sw c+1, Sw c, Sw c+1
-  float32x4_t facc[2][4];      // tile layout
-  int32x4_t zx[2];             // zx r, zx r, zx r+1, zx r+1 per row pair
-  const int8_t* qx;
-
-  MmlaKern(const Lhs& l, const PackedGeometry&) : lhs(l) {
-    for (auto& r : facc)
-      for (auto& t : r) t = vdupq_n_f32(0.0f);
-    const int32x4_t z = vld1q_s32(l.zx);
-    zx[0] = vzip1q_s32(z, z);
-    zx[1] = vzip2q_s32(z, z);
-  }
-
-  // acc = -c·E in tile layout, Sw = 0.
-  template <int Bits>
-  void begin_group(const PackedGeometry& g, const uint8_t* rec, int grp) {
-    int32x4_t c[2];
-    load_col_offsets(g, rec, col_offset_base<Bits>(), c);
-    const int32x4_t sums = vld1q_s32(lhs.sums + size_t(grp) * 4), zero = vdupq_n_s32(0);
-    const int32x4_t ne[2] = {neg_row_e(vzip1q_s32(sums, sums), zx[0], g.group_size),
-                             neg_row_e(vzip2q_s32(sums, sums), zx[1], g.group_size)};
-    for (int cp = 0; cp < 4; ++cp) {
-      const int32x4_t cc = dup_pair(c[cp / 2], cp % 2);
-      for (int rp = 0; rp < 2; ++rp) acc[rp][cp] = vmulq_s32(cc, ne[rp]);
-      sw[cp] = zero;
-    }
-    qx = lhs.q + size_t(grp) * size_t(g.group_size) * 4;
-  }
-
-  template <int Bits>
-  inline __attribute__((always_inline)) void step(const uint8x16_t* w, int s) {
-    const int8x16_t ones = vdupq_n_s8(1);
-    const int8x16_t a[2] = {vld1q_s8(qx + size_t(s) * 32), vld1q_s8(qx + size_t(s) * 32 + 16)};
-    static_for<4>([&](auto CP) {
-      const int8x16_t b = dot_operand<Bits>(w[CP]);
-      acc[0][CP] = vmmlaq_s32(acc[0][CP], a[0], b);
-      acc[1][CP] = vmmlaq_s32(acc[1][CP], a[1], b);
-      sw[CP] = vmmlaq_s32(sw[CP], ones, b);
+  template <int Bits, int Pass>
+  inline __attribute__((always_inline)) void end_block(int b, int blocks) {
+    static_for<2>([&](auto J) {
+      const float32x4_t s = sc[J];
+      if (blocks == 1) {
+        static_for<kPairs>([&](auto P) { facc[P][J] = scale_scaled<8 - Bits>(facc[P][J], acc[P][J], s); });
+      } else {
+        static_for<kPairs>([&](auto P) { dacc[P][J] = add_block<8 - Bits>(dacc[P][J], acc[P][J], b == 0); });
+        if (b == blocks - 1)
+          static_for<kPairs>([&](auto P) { facc[P][J] = scale_scaled<0>(facc[P][J], dacc[P][J], s); });
+      }
     });
   }
 
-  template <int Bits>
-  void end_group(const PackedGeometry& g, const uint8_t* rec, int) {
-    float32x4_t sc[4];
-    load_scale_pairs(g, rec, sc);
-    for (int cp = 0; cp < 4; ++cp) {
-      for (int rp = 0; rp < 2; ++rp)
-        facc[rp][cp] = scale_acc(facc[rp][cp], vmlsq_s32(acc[rp][cp], zx[rp], sw[cp]), sc[cp]);
-    }
-  }
-
+  // Row 2P+i: lanes 2i, 2i+1 of both tiles, columns 2Pass, 2Pass+1, 2Pass+4, 2Pass+5.
+  template <int Pass>
   void store(const UKernelArgs& a, const Lhs& l, size_t col) {
-    float32x4_t rows[4][2];
-    for (int r = 0; r < 4; ++r)
-      for (int h = 0; h < 2; ++h) rows[r][h] = tile_rows(facc[r / 2][2 * h], facc[r / 2][2 * h + 1], r % 2);
-    store_panel<4>(a, l, col, rows);
+    static_for<kPairs>([&](auto P) {
+      const float64x2_t t0 = vreinterpretq_f64_f32(facc[P][0]), t1 = vreinterpretq_f64_f32(facc[P][1]);
+      const float32x4_t rows[2] = {vreinterpretq_f32_f64(vzip1q_f64(t0, t1)), vreinterpretq_f32_f64(vzip2q_f64(t0, t1))};
+      static_for<2>([&](auto I) {
+        constexpr int r = 2 * P + I;
+        if (size_t(r) < a.m) store_lanes(a, l.sx[r], r, col, Cols{{2 * Pass, 2 * Pass + 1, 2 * Pass + 4, 2 * Pass + 5}}, rows[I]);
+      });
+    });
   }
 };
 

@@ -3,6 +3,6 @@
 
 namespace lowbit {
 
-void qa8_qw_gemv_1x8c8__i8mm(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::MmlaKern<1>>(shape, args); }
+void qa8_qw_gemv_1x8c8__i8mm(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::MmlaGemv>(shape, args); }
 
 }  // namespace lowbit

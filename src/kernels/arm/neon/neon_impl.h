@@ -12,6 +12,60 @@ namespace lowbit {
 namespace arm {
 namespace {
 
+// The layout's planes hold u = q + 2^(Bits-1) in 0..2^Bits-1, low bits first
+// (plane_count / plane_width / plane_shift: format/layout.h).
+// Vectors produced per block: a 16-byte chunk of the narrowest plane holds 8/w of them.
+constexpr int block_vectors(int bits) { return 8 / plane_width(bits, plane_count(bits) - 1); }
+
+template <int W, int S>
+inline __attribute__((always_inline)) uint8x16_t plane_field(uint8x16_t p) {
+  if constexpr (W == 8) {
+    return p;
+  } else if constexpr (S == 0) {
+    return vandq_u8(p, vdupq_n_u8((1 << W) - 1));
+  } else if constexpr ((S + 1) * W == 8) {
+    return vshrq_n_u8(p, S * W);
+  } else {
+    return vandq_u8(vshrq_n_u8(p, S * W), vdupq_n_u8((1 << W) - 1));
+  }
+}
+
+// The weight stream of one record, u, kBlock vectors at a time.
+template <int Bits>
+struct Unpack {
+  static constexpr int kPlanes = plane_count(Bits);
+  static constexpr int kBlock = block_vectors(Bits);
+  const uint8_t* plane[kPlanes];
+
+  Unpack(const PackedGeometry& g, const uint8_t* rec) {
+    for (int i = 0; i < kPlanes; ++i) plane[i] = rec + g.planes[i].offset;
+  }
+
+  // Vectors [b·kBlock, (b+1)·kBlock) of the stream.
+  inline __attribute__((always_inline)) void block(int b, uint8x16_t* out) const {
+    static_for<kPlanes>([&](auto I) {
+      constexpr int w = plane_width(Bits, I), f = 8 / w, shift = plane_shift(Bits, I);
+      static_for<kBlock / f>([&](auto C) {
+        const uint8x16_t p = vld1q_u8(plane[I] + (size_t(b) * (kBlock / f) + C) * 16);
+        static_for<f>([&](auto S) {
+          const uint8x16_t v = plane_field<w, S>(p);
+          uint8x16_t& o = out[C * f + S];
+          if constexpr (I == 0) {
+            o = v;
+          } else {
+            o = vsliq_n_u8(o, v, shift);  // o holds bits [0, shift) so far
+          }
+        });
+      });
+    });
+  }
+};
+
+// Per-group zero points of the 8 columns (0 without zeros), as int8.
+inline int8x8_t load_zeros(const PackedGeometry& g, const uint8_t* rec) {
+  return g.has_zeros ? vld1_s8(reinterpret_cast<const int8_t*>(rec + g.zeros_offset)) : vdup_n_s8(0);
+}
+
 template <int MR>
 struct NeonKern {
   static_assert(MR == 1 || MR == 4, "row variants");
@@ -82,8 +136,74 @@ struct NeonKern {
       for (int h = 0; h < 2; ++h) facc[r][h] = scale_acc(facc[r][h], acc[r][h], sw[h]);
   }
 
-  void store(const UKernelArgs& a, const Lhs& l, size_t col) { store_panel<MR>(a, l, col, facc); }
+  // Rows [0, min(MR, a.m)) of the panel at column `col`: columns 0-3 and 4-7 of each row.
+  void store(const UKernelArgs& a, const Lhs& l, size_t col) {
+    static_for<MR>([&](auto R) {
+      if (size_t(R) < a.m)
+        static_for<2>([&](auto H) { store_lanes(a, l.sx[R], R, col, Cols{{4 * H, 4 * H + 1, 4 * H + 2, 4 * H + 3}}, facc[R][H]); });
+    });
+  }
 };
+
+// Runs one kernel over every group of one column panel. Kern supplies:
+//   kStep                  stream vectors consumed per step()
+//   begin_group<Bits>(g, rec, grp), step<Bits>(const uint8x16_t* w, int s),
+//   end_group<Bits>(g, rec, grp)
+// kGroup > 0 fixes the group size at compile time (the llvm-mca harness, bench/arm_mca, uses
+// it to get a straight-line group body); the registered kernels read it from the geometry.
+template <int Bits, int kGroup, class Kern>
+inline __attribute__((always_inline)) void run_panel(Kern& kern, const PackedGeometry& g,
+                                                     const uint8_t* panel) {
+  using U = Unpack<Bits>;
+  constexpr int kU = U::kBlock > Kern::kStep ? U::kBlock : Kern::kStep;
+  auto chunk = [&](const U& up, int v) __attribute__((always_inline)) {
+    uint8x16_t w[kU];
+    static_for<kU / U::kBlock>([&](auto B) { up.block(v / U::kBlock + B, w + B * U::kBlock); });
+    static_for<kU / Kern::kStep>([&](auto S) {
+      kern.template step<Bits>(w + S * Kern::kStep, v / Kern::kStep + S);
+    });
+  };
+  for (int grp = 0; grp < g.groups; ++grp) {
+    const uint8_t* rec = panel + size_t(grp) * g.record_bytes;
+    const U up(g, rec);
+    kern.template begin_group<Bits>(g, rec, grp);
+    if constexpr (kGroup > 0) {
+      static_for<kGroup / 2 / kU>([&](auto V) { chunk(up, V * kU); });
+    } else {
+      const int nv = g.group_size / 2;  // vectors per record: nr·gs/16, a multiple of 8
+      for (int v = 0; v < nv; v += kU) chunk(up, v);
+    }
+    kern.template end_group<Bits>(g, rec, grp);
+  }
+}
+
+template <class Kern, int Bits, int kGroup = 0>
+void run_bits(const GemmShape& shape, const UKernelArgs& a, const Lhs& lhs) {
+  const PackedGeometry& g = *shape.geo;
+  const size_t panels = (a.n + kNr - 1) / kNr;
+  for (size_t p = 0; p < panels; ++p) {
+    Kern kern(lhs, g);
+    run_panel<Bits, kGroup>(kern, g, a.rhs + p * g.panel_bytes);
+    kern.store(a, lhs, p * kNr);
+  }
+}
+
+// The registered entry point of a kernel: one instantiation per bit width (4 and 8 the fast
+// paths with one shift-and-mask or none per vector; the others combine their planes).
+template <class Kern>
+void run(const GemmShape& shape, const UKernelArgs& a) {
+  const Lhs lhs = lhs_parts(a.lhs, Kern::kLhs, shape);
+  switch (shape.geo->bits) {
+    case 1: return run_bits<Kern, 1>(shape, a, lhs);
+    case 2: return run_bits<Kern, 2>(shape, a, lhs);
+    case 3: return run_bits<Kern, 3>(shape, a, lhs);
+    case 4: return run_bits<Kern, 4>(shape, a, lhs);
+    case 5: return run_bits<Kern, 5>(shape, a, lhs);
+    case 6: return run_bits<Kern, 6>(shape, a, lhs);
+    case 7: return run_bits<Kern, 7>(shape, a, lhs);
+    default: return run_bits<Kern, 8>(shape, a, lhs);
+  }
+}
 
 }  // namespace
 }  // namespace arm

@@ -1,8 +1,0 @@
-#include "kernels/arm/dotprod/dotprod_impl.h"
-#include "kernels/arm/kernels.h"
-
-namespace lowbit {
-
-void qa8_qw_gemv_1x8c4__dotprod(const GemmShape& shape, const UKernelArgs& args) { arm::run<arm::DotKern<1>>(shape, args); }
-
-}  // namespace lowbit
