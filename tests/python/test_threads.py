@@ -1,12 +1,104 @@
-"""Threads from Python: a process that imports numpy's and torch's lowbit has one lowbit."""
+"""Threads from Python: no call waits for a late worker (a worker held mid-task, as the OS holds
+one it deschedules), and a process that imports numpy's and torch's lowbit has one lowbit."""
 import os
 import subprocess
 import sys
 import textwrap
+import time
+import weakref
 
+import numpy as np
 import pytest
 
 import lowbit
+from lowbit import _lowbit as native  # the test-only worker hold (ops/thread_pool.h)
+from helpers import random_weights, same_bits
+
+N, K = 4096, 1024  # large enough that every 2-thread plan gives the worker tasks
+
+
+def weights(seed):
+    return random_weights(np.random.default_rng(seed), N, K, 4, 32, bias=True)
+
+
+def call_until_a_worker_is_held(call):
+    """Runs call() until a worker is held in one of them (at most 60 s) and returns that call's
+    result: the call returned while its worker was still held."""
+    native._hold_next_worker_task()
+    deadline = time.monotonic() + 60
+    result = None
+    while not native._worker_held() and time.monotonic() < deadline:
+        result = call()
+    assert native._worker_held(), "no call returned while its worker was held (in 60 s)"
+    return result
+
+
+def release_and_wait_for_the_worker():
+    """Releases the held worker and waits until it took a task of another call: it has left
+    the held call by then."""
+    before = native._worker_tasks_taken()
+    native._release_held_worker()
+    q, s, _, _ = weights(99)
+    other, x = lowbit.pack(q, s, None, None, 4, 32), np.ones((1, K), np.float32)
+    deadline = time.monotonic() + 60
+    while native._worker_tasks_taken() == before and time.monotonic() < deadline:
+        other.linear(x, num_threads=2)
+    assert native._worker_tasks_taken() > before, "the held worker never came back"
+    assert not native._worker_hold_timed_out()
+
+
+@pytest.fixture
+def hold():
+    yield
+    native._stop_holding_workers()
+
+
+def test_numpy_calls_do_not_wait_for_a_held_worker(hold):
+    q, s, z, b = weights(1)
+    w = lowbit.pack(q, s, z, b, 4, 32)
+    x = np.random.default_rng(2).standard_normal((1, K)).astype(np.float32)
+    y = call_until_a_worker_is_held(lambda: w.linear(x, num_threads=2))
+    assert same_bits(y, lowbit._reference_linear(q, s, z, b, 4, 32, x))
+    release_and_wait_for_the_worker()
+
+
+def aligned_bytes(data):
+    """A 64-byte aligned uint8 numpy array holding data (packed weights must start aligned)."""
+    buf = np.empty(len(data) + 64, np.uint8)
+    start = -buf.ctypes.data % 64
+    a = buf[start:start + len(data)]
+    a[:] = np.frombuffer(data, np.uint8)
+    return a
+
+
+def test_torch_ops_do_not_wait_for_a_held_worker_which_keeps_the_packed_memory_alive(hold):
+    torch = pytest.importorskip("torch")
+    import lowbit.torch as lt
+    q, s, z, b = weights(3)
+    x = torch.randn(1, K, generator=torch.Generator().manual_seed(4))
+    ref = lowbit._reference_linear(q, s, z, b, 4, 32, x.numpy())
+    # The packed bytes in memory torch does not own (a numpy array): a late worker still reads
+    # them after the call returned, so it must keep them alive however the caller drops them.
+    memory = aligned_bytes(lowbit.pack(q, s, z, b, 4, 32).to_bytes())
+    alive = weakref.ref(memory)
+    packed = torch.from_numpy(memory)
+    del memory
+    y = call_until_a_worker_is_held(lambda: torch.ops.lowbit.linear(x, packed, None, None, 2))
+    assert same_bits(y.numpy(), ref)
+    del packed
+    assert alive() is not None, "the packed memory was freed under a worker still reading it"
+    release_and_wait_for_the_worker()
+    deadline = time.monotonic() + 60
+    while alive() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the worker lets the storage go (with the GIL this thread gives up)
+    assert alive() is None, "the packed memory is never freed"
+
+    layer = lt.LowbitLinear.from_packed(torch.ops.lowbit.pack(*(None if a is None else torch.from_numpy(a)
+                                                                for a in (q, s, z, b)), 4, 32), num_threads=2)
+    with torch.inference_mode():
+        y = call_until_a_worker_is_held(lambda: layer(x))
+    assert same_bits(y.numpy(), ref)
+    release_and_wait_for_the_worker()
 
 
 def run_python(code, pythonpath):
