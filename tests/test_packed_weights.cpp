@@ -18,7 +18,8 @@ TEST(Layout, PackUnpackRoundTripForManyGeometries) {
     for (int kr : {1, 4, 8, 16})
       for (int sr : {1, 16, 32, 64})
         for (int bits = 1; bits <= 8; ++bits) {
-          const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, nr, kr, sr, true, (nr + bits) % 2 == 0};
+          LayoutDesc l = LayoutDesc::family(999, "test", Arch::unknown, IsaSet{}).panel(nr, kr, sr).bf16_scales_when_exact();
+          if ((nr + bits) % 2 == 0) l = l.with_col_sums();
           const WeightProblem p{nr * 2 + 1, 96, bits, 48, bits % 2 == 0, bits % 3 == 0};
           const test::Weights w = test::random_weights(p, uint32_t(nr * kr + sr + bits), bits > 4);
           const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
@@ -40,7 +41,7 @@ TEST(Layout, ColumnSumsHoldSuAndCzOfEverySumBlock) {
   for (int group : {16, 32, 48, 128, 144, 256})
     for (int bits : {1, 4, 5, 8})
       for (bool zeros : {false, true}) {
-        const LayoutDesc l{999, "test", Arch::unknown, IsaSet{}, 8, 4, 32, true, true};
+        const LayoutDesc l = LayoutDesc::family(999, "test", Arch::unknown, IsaSet{}).panel(8, 4, 32).bf16_scales_when_exact().with_col_sums();
         const WeightProblem p{11, group * 2, bits, group, zeros, false};
         const test::Weights w = test::random_weights(p, uint32_t(group + bits));
         const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), nullptr);

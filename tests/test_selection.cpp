@@ -28,14 +28,19 @@ namespace {
 void stand_in(const GemmShape&, const UKernelArgs&) {}
 
 // Stand-in layouts: ids far from the real table; geometry only matters for the cost model.
-const LayoutDesc kX86Generic{900, "fake_avx2_n8", Arch::x86_64, IsaSet{Isa::avx2}, 8, 4, 32, true};
-const LayoutDesc kX86Wide{901, "fake_avx512_n64", Arch::x86_64, IsaSet{Isa::avx512f, Isa::avx512vnni}, 64, 4, 64, true};
-const LayoutDesc kX86Narrow{902, "fake_avx512_n16", Arch::x86_64, IsaSet{Isa::avx512f, Isa::avx512vnni}, 16, 4, 64, true};
-const LayoutDesc kArm{903, "fake_arm_n8", Arch::arm64, IsaSet{Isa::neon}, 8, 8, 16, true};
+const LayoutDesc kX86Generic =
+    LayoutDesc::family(900, "fake_avx2_n8", Arch::x86_64, IsaSet{Isa::avx2}).panel(8, 4, 32).bf16_scales_when_exact();
+const LayoutDesc kX86Wide = LayoutDesc::family(901, "fake_avx512_n64", Arch::x86_64, IsaSet{Isa::avx512f, Isa::avx512vnni})
+                                .panel(64, 4, 64).bf16_scales_when_exact();
+const LayoutDesc kX86Narrow = LayoutDesc::family(902, "fake_avx512_n16", Arch::x86_64, IsaSet{Isa::avx512f, Isa::avx512vnni})
+                                  .panel(16, 4, 64).bf16_scales_when_exact();
+const LayoutDesc kArm =
+    LayoutDesc::family(903, "fake_arm_n8", Arch::arm64, IsaSet{Isa::neon}).panel(8, 8, 16).bf16_scales_when_exact();
 
 KernelDesc kernel(const char* name, const LayoutDesc& l, IsaSet req, int mr, uint16_t row_variants,
                   uint16_t bits = kAllBits, bool zeros = true) {
-  return KernelDesc{name, l.id, req, mr, {mr, l.kr}, bits, zeros, true, row_variants, 0, stand_in};
+  return KernelDesc::named(name, stand_in).reads(l.id).requires_isa(req).tile(mr, l.kr).widths(bits)
+      .supports(zeros ? kZeroPoints | kBias : kBias).code_for_rows(row_variants);
 }
 
 const IsaSet kAvx512{Isa::avx512f, Isa::avx512vnni};
@@ -227,7 +232,8 @@ TEST(Plan, SameKernelsIgnoresTheTiling) {
 // sums too (less arithmetic). Without measured bandwidths the planner charges each the bytes
 // it reads: the streaming one where the weights come from DRAM, the other where they are cached.
 TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
-  const LayoutDesc sums{904, "fake_avx2_n8_sums", Arch::x86_64, IsaSet{Isa::avx2}, 8, 4, 32, true, true};
+  const LayoutDesc sums = LayoutDesc::family(904, "fake_avx2_n8_sums", Arch::x86_64, IsaSet{Isa::avx2})
+                              .panel(8, 4, 32).bf16_scales_when_exact().with_col_sums();
   KernelDesc stream = kernel("gemv_stream", sums, {Isa::avx2}, 1, kEveryRowCount);
   stream.skips_sums = true;
   const Registry reg({kernel("gemv_sums", sums, {Isa::avx2}, 1, kEveryRowCount), stream}, {&sums});
@@ -255,7 +261,8 @@ TEST(Plan, GemvThatSkipsTheSumsWinsWhereBytesDecide) {
 // come from L3, so the GEMV that reads faster from L3 wins there even when another reads
 // slightly faster from DRAM.
 TEST(Plan, WeightsBetweenTheMeasuredAndTheReportedL3PartlyHitIt) {
-  const LayoutDesc any{905, "fake_any_n8_sums", Arch::x86_64, IsaSet{}, 8, 4, 32, true, true};
+  const LayoutDesc any = LayoutDesc::family(905, "fake_any_n8_sums", Arch::x86_64, IsaSet{})
+                             .panel(8, 4, 32).bf16_scales_when_exact().with_col_sums();
   const Registry reg({kernel("gemv_l3", any, {}, 1, kEveryRowCount), kernel("gemv_dram", any, {}, 1, kEveryRowCount)},
                      {&any});
   TuningRecord r = record_for_this_machine("zone-test");

@@ -108,8 +108,6 @@ bool OneDnnMatmul::available() { return false; }
 
 namespace {
 
-// Loop shapes differ by up to 2x in DRAM bandwidth on these machines (MEASURING.md): one
-// accumulator chain, 4 independent chains, and 4 streams far apart.
 uint64_t read_one_chain(const uint64_t* p, size_t n) {
   uint64_t a = 0;
   for (size_t i = 0; i < n; ++i) a ^= p[i];
@@ -139,11 +137,16 @@ uint64_t read_four_streams(const uint64_t* p, size_t n) {
 
 }  // namespace
 
+const std::vector<ReadLoop>& read_loops() {
+  static const std::vector<ReadLoop> loops = {read_one_chain, read_four_chains, read_four_streams};
+  return loops;
+}
+
 double stream_read_bandwidth(size_t bytes, int reps) {
   std::vector<uint64_t> buf(bytes / 8 + 1, 1);
   volatile uint64_t sink = 0;
   double best = 0;
-  for (auto fn : {read_one_chain, read_four_chains, read_four_streams}) {
+  for (ReadLoop fn : read_loops()) {
     const double t = interleaved_medians({[&] { sink = sink + fn(buf.data(), buf.size()); }}, reps)[0];
     best = std::max(best, double(bytes) / (t * 1e-9));
   }

@@ -2,6 +2,8 @@
 // streaming read of the same bytes (the bandwidth bound for decode).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +34,13 @@ class OneDnnMatmul {
   std::unique_ptr<Impl> impl_;
 };
 
-// Bytes per second of the fastest of several read loops over `bytes` (hot: repeated).
+// Plain read loops over n 64-bit words (their xor, so nothing is optimised away): one
+// accumulator chain, four chains, four streams a quarter apart. Their DRAM bandwidth differs
+// by up to 2x on these machines (MEASURING.md).
+using ReadLoop = uint64_t (*)(const uint64_t* p, size_t n);
+const std::vector<ReadLoop>& read_loops();
+
+// Bytes per second of the fastest of the read loops over `bytes` (hot: repeated).
 double stream_read_bandwidth(size_t bytes, int reps);
 
 }  // namespace lowbit::cli

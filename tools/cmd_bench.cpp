@@ -161,10 +161,19 @@ int bench_tails(const Args& args) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  const Args args(argc, argv, {"json", "quick", "tails"},
-                  {"reps", "n", "k", "m", "bits", "group", "calls", "threads", "busy"});
+  const Args args(argc, argv, {"json", "quick", "tails", "widths"},
+                  {"reps", "n", "k", "m", "bits", "group", "calls", "threads", "busy", "case",
+                   "decode-kernel", "prefill-kernel"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  if (args.flag("tails") && args.flag("widths")) throw UsageError("--tails and --widths are two different benches");
   if (args.flag("tails")) return bench_tails(args);
+  if (args.flag("widths")) {
+    for (const char* o : {"m", "group", "calls", "busy"})
+      if (args.has(o)) throw UsageError(std::string("--") + o + " does not go with --widths");
+    return bench_widths(args);
+  }
+  for (const char* o : {"case", "decode-kernel", "prefill-kernel"})
+    if (args.has(o)) throw UsageError(std::string("--") + o + " goes with --widths");
   for (const char* o : {"n", "k", "m", "bits", "group", "calls", "threads", "busy"})
     if (args.has(o)) throw UsageError(std::string("--") + o + " goes with --tails");
   const bool quick = args.flag("quick"), json = args.flag("json");

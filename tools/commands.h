@@ -11,6 +11,9 @@ int cmd_pack(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+class Args;
+// `lowbit bench --widths` (tools/cmd_bench_widths.cpp).
+int bench_widths(const Args& args);
 int cmd_regret(int argc, char** argv);
 int cmd_tune(int argc, char** argv);
 // `lowbit tune --from-measurements DIR --out FILE` (tools/tune_from_measurements.cpp).

@@ -26,17 +26,6 @@ void validate_problem(const WeightProblem& p) {
 
 namespace {
 
-int plane_widths(int bits, int* widths) {
-  int count = 0;
-  for (int w : {8, 4, 2, 1}) {
-    if (bits >= w) {
-      widths[count++] = w;
-      bits -= w;
-    }
-  }
-  return count;
-}
-
 // Visits every (stream index, plane byte, bit offset) of one plane, in plane byte order.
 template <typename F>
 void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
@@ -107,16 +96,13 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.has_bias = p.has_bias;
   g.scale_format = sf;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
-  int widths[4];
-  g.num_planes = plane_widths(p.bits, widths);
+  g.num_planes = plane_count(p.bits);
   size_t offset = 0;
-  int shift = 0;
   for (int i = 0; i < g.num_planes; ++i) {
-    const size_t plane_bytes = g.stream_bytes * widths[i] / 8;
-    g.planes[i] = Plane{widths[i], shift,
-                        int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
+    const int w = plane_width(p.bits, i);
+    const size_t plane_bytes = g.stream_bytes * w / 8;
+    g.planes[i] = Plane{w, plane_shift(p.bits, i), int(std::gcd(size_t(layout.sr), plane_bytes)), offset};
     offset += plane_bytes;
-    shift += widths[i];
   }
   g.scales_offset = offset;
   g.zeros_offset = offset + size_t(layout.nr) * scale_bytes(sf);

@@ -37,13 +37,36 @@
 namespace lowbit {
 
 struct LayoutDesc {
-  uint16_t id;       // stable on-disk id; never reused
-  const char* name;  // e.g. "x86_avx512_n16k4s64"
-  Arch arch;         // Arch::unknown: runs anywhere
-  IsaSet isa;        // the ISA the layout is packed for (recorded in headers)
-  int nr, kr, sr;    // columns per panel, k-interleave, plane chunk bytes
-  bool bf16_scales;  // may store scales as bf16 when every scale is bf16-exact
-  bool col_sums = false;  // the payload holds column sums (see above)
+  uint16_t id = 0;          // stable on-disk id; never reused (format/layouts.h, layout_id)
+  const char* name = "";    // e.g. "x86_avx512_n16k4s64"
+  Arch arch = Arch::unknown;  // Arch::unknown: runs anywhere
+  IsaSet isa;               // the ISA the layout is packed for (recorded in headers)
+  int nr = 1, kr = 1, sr = 1;  // columns per panel, k-interleave, plane chunk bytes
+  bool bf16_scales = false;  // may store scales as bf16 when every scale is bf16-exact
+  bool col_sums = false;     // the payload holds column sums (see above)
+
+  // A table row that reads on its own (format/layouts.cpp):
+  //   LayoutDesc::family(id, name, arch, isa).panel(nr, kr, sr).bf16_scales_when_exact()
+  static constexpr LayoutDesc family(uint16_t id, const char* name, Arch arch, IsaSet isa) {
+    LayoutDesc l;
+    l.id = id, l.name = name, l.arch = arch, l.isa = isa;
+    return l;
+  }
+  constexpr LayoutDesc panel(int columns, int k_interleave, int chunk_bytes) const {
+    LayoutDesc l = *this;
+    l.nr = columns, l.kr = k_interleave, l.sr = chunk_bytes;
+    return l;
+  }
+  constexpr LayoutDesc bf16_scales_when_exact() const {
+    LayoutDesc l = *this;
+    l.bf16_scales = true;
+    return l;
+  }
+  constexpr LayoutDesc with_col_sums() const {
+    LayoutDesc l = *this;
+    l.col_sums = true;
+    return l;
+  }
 };
 
 // k values per column-sum block of a group: the largest multiple of 16 (of 32 when the group
@@ -51,6 +74,24 @@ struct LayoutDesc {
 // |Ex| <= 255·128 fit in int16 and every block is whole plane chunks (kernels unpack by block).
 constexpr int kMaxSumBlock = 128;
 int col_sum_block(int group_size);
+
+// The bit planes of a b-bit stream: widths 8, 4, 2, 1 taken greedily, low bits first
+// (8=[8] 7=[4,2,1] 6=[4,2] 5=[4,1] 4=[4] 3=[2,1] 2=[2] 1=[1]); the packer and the kernels
+// that unpack in registers share this rule.
+constexpr int plane_count(int bits) { return (bits >> 3 & 1) + (bits >> 2 & 1) + (bits >> 1 & 1) + (bits & 1); }
+constexpr int plane_width(int bits, int i) {
+  for (int w = 8; w >= 1; w /= 2)
+    if (bits & w) {
+      if (i == 0) return w;
+      --i;
+    }
+  return 0;
+}
+constexpr int plane_shift(int bits, int i) {
+  int s = 0;
+  for (int j = 0; j < i; ++j) s += plane_width(bits, j);
+  return s;
+}
 
 struct Plane {
   int width;  // bits per value: 8, 4, 2 or 1

@@ -6,24 +6,35 @@ namespace lowbit {
 
 namespace {
 
-// id, name, arch, packed-for ISA, nr, kr, sr, bf16 scales allowed, column sums.
+constexpr IsaSet kAvx2{Isa::avx2, Isa::fma};
+constexpr IsaSet kAvx512Vnni{Isa::avx512f, Isa::avx512bw, Isa::avx512vnni};
+using L = LayoutDesc;
+
 const LayoutDesc kLayouts[] = {
-    {1, "portable_n1k1s1", Arch::unknown, IsaSet{}, 1, 1, 1, true},
+    L::family(layout_id::portable_n1k1s1, "portable_n1k1s1", Arch::unknown, IsaSet{})
+        .panel(1, 1, 1).bf16_scales_when_exact(),
     // x86-64: one vector = one k-block of nr columns x 4 k; plane chunks of one vector.
     // 2 and 3 have no kernels any more (superseded by 4 and 5, which add column sums): files
     // packed for them still load, and `repack` converts them.
-    {2, "x86_avx2_n8k4s32", Arch::x86_64, IsaSet{Isa::avx2, Isa::fma}, 8, 4, 32, true},
-    {3, "x86_avx512_n16k4s64", Arch::x86_64,
-     IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vnni}, 16, 4, 64, true},
+    L::family(layout_id::x86_avx2_n8k4s32, "x86_avx2_n8k4s32", Arch::x86_64, kAvx2)
+        .panel(8, 4, 32).bf16_scales_when_exact(),
+    L::family(layout_id::x86_avx512_n16k4s64, "x86_avx512_n16k4s64", Arch::x86_64, kAvx512Vnni)
+        .panel(16, 4, 64).bf16_scales_when_exact(),
     // aarch64: 8 columns; 16-byte plane chunks (one 128-bit vector per shift-and-mask); kr is
     // what each ISA's instruction reads: 1 (smlal by lane), 4 (sdot), 8 (smmla).
-    {32, "arm_neon_n8k1s16", Arch::arm64, IsaSet{Isa::neon}, 8, 1, 16, true},
-    {33, "arm_dotprod_n8k4s16", Arch::arm64, IsaSet{Isa::neon, Isa::dotprod}, 8, 4, 16, true},
-    {34, "arm_i8mm_n8k8s16", Arch::arm64, IsaSet{Isa::neon, Isa::dotprod, Isa::i8mm}, 8, 8, 16, true},
-    // x86-64 with column sums at the end of each panel (format/layout.h).
-    {4, "x86_avx2_n8k4s32_sums", Arch::x86_64, IsaSet{Isa::avx2, Isa::fma}, 8, 4, 32, true, true},
-    {5, "x86_avx512_n16k4s64_sums", Arch::x86_64,
-     IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vnni}, 16, 4, 64, true, true},
+    L::family(layout_id::arm_neon_n8k1s16, "arm_neon_n8k1s16", Arch::arm64, IsaSet{Isa::neon})
+        .panel(8, 1, 16).bf16_scales_when_exact(),
+    L::family(layout_id::arm_dotprod_n8k4s16, "arm_dotprod_n8k4s16", Arch::arm64,
+              IsaSet{Isa::neon, Isa::dotprod})
+        .panel(8, 4, 16).bf16_scales_when_exact(),
+    L::family(layout_id::arm_i8mm_n8k8s16, "arm_i8mm_n8k8s16", Arch::arm64,
+              IsaSet{Isa::neon, Isa::dotprod, Isa::i8mm})
+        .panel(8, 8, 16).bf16_scales_when_exact(),
+    // x86-64 with column sums after all panels (format/layout.h).
+    L::family(layout_id::x86_avx2_n8k4s32_sums, "x86_avx2_n8k4s32_sums", Arch::x86_64, kAvx2)
+        .panel(8, 4, 32).bf16_scales_when_exact().with_col_sums(),
+    L::family(layout_id::x86_avx512_n16k4s64_sums, "x86_avx512_n16k4s64_sums", Arch::x86_64, kAvx512Vnni)
+        .panel(16, 4, 64).bf16_scales_when_exact().with_col_sums(),
 };
 
 }  // namespace

@@ -146,7 +146,9 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
   }
   if (lhs_.size() < total) lhs_.resize(total);
   if (packed_capacity_ < blocks) {
-    packed_.reset(new std::atomic<uint32_t>[blocks]);  // 0: no epoch
+    // () zeroes them (0: no epoch): without it a C++17 atomic is indeterminate, and reused
+    // heap memory may hold this call's epoch.
+    packed_.reset(new std::atomic<uint32_t>[blocks]());
     packed_capacity_ = blocks;
   }
   // An epoch rather than flags cleared per call: measured, clearing them here made 2-thread

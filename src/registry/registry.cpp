@@ -138,56 +138,74 @@ constexpr IsaSet kArmDotprod{Isa::neon, Isa::dotprod};
 constexpr IsaSet kArmI8mm{Isa::neon, Isa::dotprod, Isa::i8mm};
 
 std::vector<KernelDesc> builtin_kernels() {
+  using K = KernelDesc;
+  namespace lid = layout_id;
+  constexpr unsigned kAll = kZeroPoints | kBias;
   // What each kernel costs is looked up by name: select/generic_costs.cpp and tuning records.
   std::vector<KernelDesc> k = {
-      // name, layout, requires, mr, lhs{mr,kr}, bits, zeros, bias, row_variants, every_row_bits, fn,
-      // skips_sums, quantize
-      {"qa8_qw_gemm_1x1c1__scalar", 1, IsaSet{}, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
-       qa8_qw_gemm_1x1c1__scalar},
-      {"qa8_qw_gemm_4x1c1__scalar", 1, IsaSet{}, 4, {4, 1}, kAllBits, true, true, kEveryRowCount, 0,
-       qa8_qw_gemm_4x1c1__scalar},
+      K::named("qa8_qw_gemm_1x1c1__scalar", qa8_qw_gemm_1x1c1__scalar)
+          .reads(lid::portable_n1k1s1).tile(1, 1).widths(kAllBits).supports(kAll)
+          .code_for_rows(kEveryRowCount),
+      K::named("qa8_qw_gemm_4x1c1__scalar", qa8_qw_gemm_4x1c1__scalar)
+          .reads(lid::portable_n1k1s1).tile(4, 1).widths(kAllBits).supports(kAll)
+          .code_for_rows(kEveryRowCount),
       // x86-64: per ISA, two GEMVs for decode (one streams the records only, for weights in
       // DRAM; one reads the column sums, for weights in cache) and an MR-row GEMM, on the
       // column-sum layouts (src/kernels/x86, docs/x86-kernels.md). The GEMMs have code for
       // every row count at 4 bits; other widths run partial blocks as 2, 4 or MR rows
       // (kernels/x86/gemm.h with_rows).
-      {"qa8_qw_gemv_1x8c4__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2), kSkipsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemv_1x8c4_sums__avx2", 4, kX86Avx2, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2), kReadsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemv_1x8c4__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni), kSkipsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemv_1x8c4_sums__avxvnni", 4, kX86AvxVnni, 1, {1, 4}, kAllBits, true, true, kEveryRowCount,
-       0, LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni), kReadsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemm_4x8c4__avx2", 4, kX86Avx2, 4, {4, 4}, kAllBits, true, true, row_counts({2, 4}),
-       bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2), kReadsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemm_4x8c4__avxvnni", 4, kX86AvxVnni, 4, {4, 4}, kAllBits, true, true,
-       row_counts({2, 4}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni), kReadsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx2)},
-      {"qa8_qw_gemv_1x16c4__avx512vnni", 5, kX86Avx512Vnni, 1, {1, 4}, kAllBits, true, true,
-       kEveryRowCount, 0, LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni), kSkipsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)},
-      {"qa8_qw_gemm_8x16c4__avx512vnni", 5, kX86Avx512Vnni, 8, {8, 4}, kAllBits, true, true,
-       row_counts({2, 4, 8}), bits_mask({4}), LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni), kReadsSums,
-       LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)},
+      K::named("qa8_qw_gemv_1x8c4__avx2", LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86Avx2).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemv_1x8c4_sums__avx2", LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86Avx2).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount)
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemv_1x8c4__avxvnni", LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemv_1x8c4_sums__avxvnni", LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount)
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemm_4x8c4__avx2", LOWBIT_X86(qa8_qw_gemm_4x8c4__avx2))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86Avx2).tile(4, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({2, 4})).every_row_at_widths(bits_mask({4}))
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemm_4x8c4__avxvnni", LOWBIT_X86(qa8_qw_gemm_4x8c4__avxvnni))
+          .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(4, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({2, 4})).every_row_at_widths(bits_mask({4}))
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
+          .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)
+          .widths(kAllBits).supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
+      K::named("qa8_qw_gemm_8x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni))
+          .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(8, 4)
+          .widths(kAllBits).supports(kAll).code_for_rows(row_counts({2, 4, 8}))
+          .every_row_at_widths(bits_mask({4}))
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
-      {"qa8_qw_gemv_1x8c1__neon", 32, kArmNeon, 1, {1, 1}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon)},
-      {"qa8_qw_gemm_4x8c1__neon", 32, kArmNeon, 4, {4, 1}, kAllBits, true, true, row_counts({4}), 0,
-       LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon)},
-      {"qa8_qw_gemv_1x8c4__dotprod", 33, kArmDotprod, 1, {1, 4}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod)},
-      {"qa8_qw_gemm_4x8c4__dotprod", 33, kArmDotprod, 4, {4, 4}, kAllBits, true, true, row_counts({4}), 0,
-       LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod)},
-      {"qa8_qw_gemv_1x8c8__i8mm", 34, kArmI8mm, 1, {1, 8}, kAllBits, true, true, kEveryRowCount, 0,
-       LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm)},
-      {"qa8_qw_gemm_4x8c8__i8mm", 34, kArmI8mm, 4, {4, 8}, kAllBits, true, true, row_counts({4}), 0,
-       LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm)},
+      K::named("qa8_qw_gemv_1x8c1__neon", LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon))
+          .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(1, 1).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount),
+      K::named("qa8_qw_gemm_4x8c1__neon", LOWBIT_ARM(qa8_qw_gemm_4x8c1__neon))
+          .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(4, 1).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4})),
+      K::named("qa8_qw_gemv_1x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemv_1x8c4__dotprod))
+          .reads(lid::arm_dotprod_n8k4s16).requires_isa(kArmDotprod).tile(1, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount),
+      K::named("qa8_qw_gemm_4x8c4__dotprod", LOWBIT_ARM(qa8_qw_gemm_4x8c4__dotprod))
+          .reads(lid::arm_dotprod_n8k4s16).requires_isa(kArmDotprod).tile(4, 4).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4})),
+      K::named("qa8_qw_gemv_1x8c8__i8mm", LOWBIT_ARM(qa8_qw_gemv_1x8c8__i8mm))
+          .reads(lid::arm_i8mm_n8k8s16).requires_isa(kArmI8mm).tile(1, 8).widths(kAllBits)
+          .supports(kAll).code_for_rows(kEveryRowCount),
+      K::named("qa8_qw_gemm_4x8c8__i8mm", LOWBIT_ARM(qa8_qw_gemm_4x8c8__i8mm))
+          .reads(lid::arm_i8mm_n8k8s16).requires_isa(kArmI8mm).tile(4, 8).widths(kAllBits)
+          .supports(kAll).code_for_rows(row_counts({4})),
   };
   return k;
 }

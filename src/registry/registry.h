@@ -45,9 +45,46 @@ struct KernelDesc {
   // The row quantizer its ISA runs when packing its LHS (ops/lhs_pack.h); the same bits as
   // the baseline quantize_row, which nullptr means.
   RowQuantizeFn quantize = nullptr;
+
+  // A table row that reads on its own (registry.cpp), e.g.
+  //   KernelDesc::named("qa8_qw_gemv_1x16c4__avx512vnni", fn)
+  //       .reads(layout_id::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni)
+  //       .tile(1, 4).widths(kAllBits).supports(kZeroPoints | kBias)
+  //       .code_for_rows(kEveryRowCount).streams_records_only().quantizer(q)
+  static KernelDesc named(const char* name, UKernelFn fn) {
+    KernelDesc k{};
+    k.name = name, k.fn = fn;
+    return k;
+  }
+  KernelDesc reads(uint16_t layout) const { return with([&](KernelDesc& k) { k.layout_id = layout; }); }
+  KernelDesc requires_isa(IsaSet isa) const { return with([&](KernelDesc& k) { k.requires = isa; }); }
+  // mr rows per LHS block, the LHS packed with k-interleave lhs_kr (the layout's kr).
+  KernelDesc tile(int rows, int lhs_kr) const {
+    return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr}; });
+  }
+  KernelDesc widths(uint16_t mask) const { return with([&](KernelDesc& k) { k.bits_mask = mask; }); }
+  KernelDesc supports(unsigned options) const {
+    return with([&](KernelDesc& k) { k.zeros = options & 1u, k.bias = options & 2u; });
+  }
+  KernelDesc code_for_rows(uint16_t variants) const {
+    return with([&](KernelDesc& k) { k.row_variants = variants; });
+  }
+  KernelDesc every_row_at_widths(uint16_t mask) const {
+    return with([&](KernelDesc& k) { k.every_row_bits = mask; });
+  }
+  KernelDesc streams_records_only() const { return with([&](KernelDesc& k) { k.skips_sums = true; }); }
+  KernelDesc quantizer(RowQuantizeFn q) const { return with([&](KernelDesc& k) { k.quantize = q; }); }
+
+ private:
+  template <class F>
+  KernelDesc with(F&& f) const {
+    KernelDesc k = *this;
+    f(k);
+    return k;
+  }
 };
-constexpr bool kSkipsSums = true;
-constexpr bool kReadsSums = false;
+// What KernelDesc::supports takes: optional parts of the operation a kernel implements.
+constexpr unsigned kZeroPoints = 1u, kBias = 2u;
 
 constexpr uint16_t bits_mask(std::initializer_list<int> bits) {
   uint16_t m = 0;

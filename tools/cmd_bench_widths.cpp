@@ -1,0 +1,240 @@
+// `lowbit bench --widths`: every weight width side by side in one run (issue: every width at
+// the speed of its bytes). Decode from DRAM (m = 1, 14336 x 4096 by default, rotating over
+// copies of the weights totalling well over the last-level cache) against a plain streaming read
+// of the same bytes in the same rotation, and prefill (m = 128, 4096 x 4096), at each thread
+// count; the widths are interleaved rep by rep so they share the machine's noise.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include "args.h"
+#include "baselines.h"
+#include "commands.h"
+#include "describe.h"
+#include "format/packed_weights.h"
+#include "lowbit/lowbit.hpp"
+#include "ops/linear.h"
+#include "ops/thread_pool.h"
+#include "registry/registry.h"
+#include "select/plan.h"
+#include "timing.h"
+#include "workload.h"
+
+namespace lowbit::cli {
+
+namespace {
+
+// Weights of one width, packed `copies` times (separately allocated), so that a rotation over
+// them reads from DRAM.
+struct WidthCase {
+  int bits;
+  std::vector<PackedWeights> copies;
+  double read_bytes;  // what a decode GEMV must read per call: the records, not column sums
+  std::vector<std::vector<uint64_t>> plain;  // read_bytes each, for the streaming read
+};
+
+// Bytes of the records of all panels (planes, scales, zero points): what a streaming GEMV
+// reads. The column sums and the bias are not counted.
+double record_bytes(const PackedWeights& w) {
+  const PackedGeometry& g = w.impl().buf.geo;
+  return double(g.panels) * double(g.groups) * double(g.record_bytes);
+}
+
+// Per rep, every contender once (A B C ... A B C ...); each contender's call `r` may use
+// copy r % copies. Returns the medians.
+std::vector<double> rotate_interleaved(const std::vector<std::function<void(int)>>& fns, int reps) {
+  std::vector<std::vector<double>> t(fns.size());
+  for (const auto& f : fns) f(0);
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < fns.size(); ++i) {
+      const double t0 = now_ns();
+      fns[i](r + 1);
+      t[i].push_back(now_ns() - t0);
+    }
+  std::vector<double> out;
+  for (auto& v : t) out.push_back(median(v));
+  return out;
+}
+
+// The planner's plan for m rows, or (kernel non-empty) the same tiling run by `kernel` alone.
+ExecPlan plan_for(const PackedWeights& w, int m, int threads, const std::string& kernel) {
+  ExecPlan plan = make_plan(default_registry(), host_profile(), w.impl().buf.header, m, threads);
+  if (kernel.empty()) return plan;
+  const KernelDesc* kd = default_registry().kernel(kernel);
+  if (kd == nullptr) throw UsageError("no kernel named '" + kernel + "' (lowbit info lists them)");
+  const PackedHeader& h = w.impl().buf.header;
+  const std::string why = kernel_rejection(*kd, *h.layout, h.problem, host_profile().isa);
+  if (!why.empty()) fail(Status::unsupported, "--kernel ", kernel, ": ", why);
+  for (int u = 0; u < plan.num_uarchs; ++u) {
+    plan.per_uarch[u].num_segments = 1;
+    plan.per_uarch[u].seg[0] = {kd, 0, m};
+  }
+  if (plan.row_tile % kd->mr != 0) plan.row_tile = (m + kd->mr - 1) / kd->mr * kd->mr;
+  return plan;
+}
+
+}  // namespace
+
+int bench_widths(const Args& args) {
+  const bool json = args.flag("json"), quick = args.flag("quick");
+  const int all = int(host_profile().num_threads());
+  const std::vector<long> bits_list = args.integers("bits", 1, 8, {1, 2, 3, 4, 5, 6, 7, 8});
+  const std::vector<long> threads_list =
+      args.integers("threads", 1, 1024, all > 1 ? std::vector<long>{1, all} : std::vector<long>{1});
+  const int reps = int(args.integer("reps", 3, 10000, quick ? 5 : 21));
+  const int n = int(args.integer("n", 16, 1 << 20, quick ? 2048 : 14336));
+  const int k = int(args.integer("k", 32, 1 << 20, quick ? 1024 : 4096));
+  const int pn = quick ? 512 : 4096, pk = quick ? 512 : 4096, pm = quick ? 16 : 128;
+  const std::string which = args.str("case", "all");
+  if (which != "all" && which != "decode" && which != "prefill")
+    throw UsageError("--case must be decode, prefill or all (got '" + which + "')");
+  const bool do_decode = which != "prefill", do_prefill = which != "decode";
+  const std::string decode_kernel = args.str("decode-kernel"), prefill_kernel = args.str("prefill-kernel");
+  // At least 160 MiB per width in the rotation, at least 3 copies: 5x a 32 MiB L3.
+  const double cold_bytes = quick ? 8e6 : 160.0 * 1024 * 1024;
+
+  std::vector<WidthCase> cases;
+  std::vector<PackedWeights> prefill_w;
+  for (long b : bits_list) {
+    WidthCase c{int(b), {}, 0, {}};
+    if (do_decode) {
+      const Workload w = make_workload({n, k, int(b), 32, false, false}, 1, 100 + uint64_t(b));
+      PackedWeights first = PackedWeights::pack(n, k, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr);
+      c.read_bytes = record_bytes(first);
+      const int copies = std::max(3, int(std::ceil(cold_bytes / c.read_bytes)));
+      c.copies.push_back(std::move(first));
+      for (int i = 1; i < copies; ++i)
+        c.copies.push_back(PackedWeights::pack(n, k, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr));
+      for (int i = 0; i < copies; ++i) c.plain.emplace_back(size_t(c.read_bytes) / 8, uint64_t(i + 1));
+    }
+    if (do_prefill) {
+      const Workload w = make_workload({pn, pk, int(b), 32, false, false}, 1, 200 + uint64_t(b));
+      prefill_w.push_back(PackedWeights::pack(pn, pk, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr));
+    }
+    cases.push_back(std::move(c));
+  }
+  const std::vector<float> x1 = random_floats(size_t(std::max(k, pk)) * pm, 5, 1.0f);
+  // The plain read: the fastest of the read loops on the largest width's rotation.
+  ReadLoop read = nullptr;
+  if (do_decode) {
+    const WidthCase& big = cases.back();
+    double best = 0;
+    for (ReadLoop f : read_loops()) {
+      std::vector<std::function<void(int)>> one = {[&](int r) {
+        const std::vector<uint64_t>& p = big.plain[size_t(r) % big.plain.size()];
+        f(p.data(), p.size());
+      }};
+      const double t = rotate_interleaved(one, 7)[0];
+      if (read == nullptr || t < best) read = f, best = t;
+    }
+  }
+  std::vector<float> y(size_t(std::max(n, pn)) * pm);
+  volatile uint64_t sink = 0;
+
+  struct Row {
+    int bits = 0, threads = 0;
+    double decode_ns = 0, stream_ns = 0, prefill_ns = 0, read_bytes = 0;
+    std::string decode_kernels, prefill_kernels;
+  };
+  std::vector<Row> rows;
+  for (long t : threads_list) {
+    ThreadPool* const pool = pool_for_threads(int(t));
+    settle();
+    std::vector<std::function<void(int)>> fns;
+    std::vector<ExecPlan> decode_plans, prefill_plans;
+    for (const WidthCase& c : cases)
+      if (do_decode) decode_plans.push_back(plan_for(c.copies[0], 1, int(t), decode_kernel));
+    for (const PackedWeights& w : prefill_w) prefill_plans.push_back(plan_for(w, pm, int(t), prefill_kernel));
+    if (do_decode) {
+      for (size_t i = 0; i < cases.size(); ++i)
+        fns.push_back([&c = cases[i], &plan = decode_plans[i], pool, &x1, &y](int r) {
+          const PackedWeights& w = c.copies[size_t(r) % c.copies.size()];
+          execute_plan(plan, host_profile(), w.impl().buf, 1, x1.data(), y.data(), {}, pool, {});
+        });
+      if (t == 1)  // the plain read, one thread: the same bytes, the same rotation
+        for (WidthCase& c : cases)
+          fns.push_back([&c, &sink, read](int r) {
+            const std::vector<uint64_t>& p = c.plain[size_t(r) % c.plain.size()];
+            sink = sink + read(p.data(), p.size());
+          });
+    }
+    const std::vector<double> d = fns.empty() ? std::vector<double>{} : rotate_interleaved(fns, reps);
+    std::vector<std::function<void(int)>> pf;
+    if (do_prefill)
+      for (size_t i = 0; i < prefill_w.size(); ++i)
+        pf.push_back([&w = prefill_w[i], &plan = prefill_plans[i], pool, &x1, &y, pm](int) {
+          execute_plan(plan, host_profile(), w.impl().buf, pm, x1.data(), y.data(), {}, pool, {});
+        });
+    const std::vector<double> p = pf.empty() ? std::vector<double>{} : rotate_interleaved(pf, std::max(3, reps / 3));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Row row;
+      row.bits = cases[i].bits, row.threads = int(t);
+      if (do_decode) {
+        row.decode_ns = d[i];
+        row.stream_ns = t == 1 ? d[cases.size() + i] : 0;
+        row.read_bytes = cases[i].read_bytes;
+        row.decode_kernels = plan_kernels_text(decode_plans[i]);
+      }
+      if (do_prefill) {
+        row.prefill_ns = p[i];
+        row.prefill_kernels = plan_kernels_text(prefill_plans[i]);
+      }
+      rows.push_back(row);
+    }
+  }
+  // Ratios to the 4-bit row of the same thread count, when 4 bits ran.
+  auto four = [&](const Row& r) -> const Row* {
+    for (const Row& o : rows)
+      if (o.bits == 4 && o.threads == r.threads) return &o;
+    return nullptr;
+  };
+  auto gbps = [](const Row& r) { return r.read_bytes / r.decode_ns; };
+  auto gops = [&](const Row& r) { return 2.0 * pm * pn * double(pk) / r.prefill_ns; };
+  if (json) {
+    Json j;
+    j.begin_object().field("profile", host_profile().to_spec()).field("reps", reps)
+        .field("decode", concat("m=1 ", n, "x", k, " g32 bf16 scales, rotating copies"))
+        .field("prefill", concat("m=", pm, " ", pn, "x", pk, " g32"));
+    j.key("rows").begin_array();
+    for (const Row& r : rows) {
+      const Row* f = four(r);
+      j.begin_object().field("bits", r.bits).field("threads", r.threads);
+      if (do_decode) {
+        j.field("decode_us", r.decode_ns * 1e-3).field("weight_bytes", r.read_bytes).field("decode_gbps", gbps(r))
+            .field("decode_kernels", r.decode_kernels);
+        if (r.threads == 1) j.field("stream_us", r.stream_ns * 1e-3).field("of_stream", r.stream_ns / r.decode_ns);
+        if (f) j.field("gbps_of_4bit", gbps(r) / gbps(*f));
+      }
+      if (do_prefill) {
+        j.field("prefill_us", r.prefill_ns * 1e-3).field("prefill_gops", gops(r)).field("prefill_kernels", r.prefill_kernels);
+        if (f) j.field("gops_of_4bit", gops(r) / gops(*f));
+      }
+      j.end_object();
+    }
+    j.end_array().end_object();
+    std::printf("%s\n", j.str().c_str());
+    return 0;
+  }
+  std::printf("lowbit bench --widths: medians of %d interleaved reps (prefill %d); group 32, bf16-exact scales\n"
+              "decode: m=1 %dx%d from DRAM (rotating copies); prefill: m=%d %dx%d\n%s\n",
+              reps, std::max(3, reps / 3), n, k, pm, pn, pk, profile_text(host_profile()).c_str());
+  std::vector<std::vector<std::string>> table = {{"bits", "T", "decode us", "GB/s", "of 4-bit", "of stream",
+                                                  "prefill us", "Gop/s", "of 4-bit", "decode / prefill kernels"}};
+  for (const Row& r : rows) {
+    const Row* f = four(r);
+    table.push_back({std::to_string(r.bits), std::to_string(r.threads),
+                     do_decode ? fmt(r.decode_ns * 1e-3, 1) : "", do_decode ? fmt(gbps(r), 1) : "",
+                     do_decode && f ? fmt(gbps(r) / gbps(*f), 2) : "",
+                     do_decode && r.threads == 1 ? fmt(r.stream_ns / r.decode_ns, 2) : "",
+                     do_prefill ? fmt(r.prefill_ns * 1e-3, 1) : "", do_prefill ? fmt(gops(r), 1) : "",
+                     do_prefill && f ? fmt(gops(r) / gops(*f), 2) : "",
+                     r.decode_kernels + (do_decode && do_prefill ? " / " : "") + r.prefill_kernels});
+  }
+  print_table(table);
+  std::printf("\nGB/s: the records a decode GEMV reads (planes, scales; not the column sums) per second.\n"
+              "of stream: time of the fastest plain read of the same bytes, same rotation, one thread, / decode time.\n");
+  return 0;
+}
+
+}  // namespace lowbit::cli
