@@ -8,6 +8,7 @@
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
 #include "test_util.h"
+#include "util/bf16.h"
 
 namespace lowbit {
 namespace {
@@ -33,6 +34,58 @@ TEST(Layout, PackUnpackRoundTripForManyGeometries) {
           ASSERT_EQ(bias, w.bias);
           EXPECT_EQ(b.header.scale_format, bits > 4 ? ScaleFormat::bf16 : ScaleFormat::f32);
         }
+}
+
+// Table-lookup layouts (lut_k4): the round trip, and every index bit and scale where
+// format/layout.h says it is, read here from that description alone.
+TEST(Layout, LutIndicesHoldEveryBitWhereTheFormatSays) {
+  for (int nr : {16, 32, 64})
+    for (int bits = 1; bits <= 8; ++bits)
+      for (int group : {16, 48}) {
+        const LayoutDesc l =
+            LayoutDesc::family(999, "test", Arch::unknown, IsaSet{}).panel(nr, 4, nr).bf16_scales_when_exact().lut_indices();
+        const WeightProblem p{nr + 3, group * 2, bits, group, bits % 2 == 0, bits % 3 == 0};
+        const test::Weights w = test::random_weights(p, uint32_t(nr + bits + group), group == 16);
+        const PackedBuffer b = pack_buffer(l, p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
+        const PackedGeometry& g = b.geo;
+        ASSERT_EQ(g.record_bytes, size_t(nr) * group * bits / 8 + size_t(nr) * (group == 16 ? 2 : 4) + (p.has_zeros ? nr : 0));
+        const int o = 1 << (bits - 1), runs = nr / 4;
+        for (int col = 0; col < p.n; ++col)
+          for (int kk = 0; kk < p.k; ++kk) {
+            const uint8_t* rec = b.payload() + g.record_offset(col / nr, kk / group);
+            const int c = col % nr, r = c / runs, i = c % runs, t = kk % group / 8, j = kk % 8;
+            const int pos = 16 * (i / 4) + 8 * (r / 2) + 2 * (i % 4) + r % 2;
+            const int u = w.q[size_t(col) * p.k + kk] + o;
+            for (int plane = 0; plane < bits; ++plane)
+              ASSERT_EQ(rec[(t * bits + plane) * nr + pos] >> j & 1, u >> plane & 1)
+                  << "nr " << nr << " bits " << bits << " col " << col << " k " << kk << " plane " << plane;
+          }
+        for (int col = 0; col < p.n; ++col)
+          for (int grp = 0; grp < g.groups; ++grp) {
+            const uint8_t* rec = b.payload() + g.record_offset(col / nr, grp);
+            const int c = col % nr, r = c / runs, i = c % runs;
+            float s;
+            if (group == 16) {
+              uint16_t h;
+              std::memcpy(&h, rec + g.scales_offset + 2 * (2 * runs * (r / 2) + 2 * i + r % 2), 2);
+              s = bf16_to_f32(h);
+            } else {
+              std::memcpy(&s, rec + g.scales_offset + 4 * c, 4);
+            }
+            ASSERT_EQ(s, w.scales[size_t(col) * g.groups + grp]) << "nr " << nr << " col " << col;
+            if (p.has_zeros) {
+              ASSERT_EQ(int8_t(rec[g.zeros_offset + c]), w.zeros[size_t(col) * g.groups + grp]);
+            }
+          }
+        std::vector<int8_t> q(w.q.size()), z(w.zeros.size());
+        std::vector<float> sc(w.scales.size()), bias(w.bias.size());
+        unpack_payload(g, b.payload(), q.data(), sc.data(), p.has_zeros ? z.data() : nullptr,
+                       p.has_bias ? bias.data() : nullptr);
+        ASSERT_EQ(q, w.q);
+        ASSERT_EQ(sc, w.scales);
+        ASSERT_EQ(z, w.zeros);
+        ASSERT_EQ(bias, w.bias);
+      }
 }
 
 // Column-sum layouts: every lane is Su | cz << 16 of its sum block (format/layout.h),

@@ -105,19 +105,21 @@ TEST(QuantizeActivations, AllPositiveAndAllNegativeRowsUseTheWholeRange) {
 }
 
 // Packed LHS blocks: scale, zero point, per-group sums, the (-zx, -Ex) pairs of every sum
-// block and the kr-interleaved values, recomputed from quantize_row; rows past m are zero.
+// block and the kr-interleaved values (or, for table-lookup kernels, the tables of
+// ops/lhs_pack.h), recomputed from quantize_row; rows past m are zero.
 // The buffer starts out as garbage: packing is into a reused buffer.
 TEST(LhsPack, BlocksHoldScalesSumsPairsAndInterleavedValues) {
   for (int group : {16, 32, 144, 256})
     for (int mr : {1, 4, 8})
-      for (int kr : {1, 4, 8}) {
+      for (int kr : {1, 4, 8, 0}) {  // 0: lookup tables (kr 4)
+        const LhsKind kind = kr == 0 ? LhsKind::lut4 : LhsKind::values;
         const size_t k = size_t(group) * 3, m = size_t(mr) + 3, groups = 3;
         const size_t block = size_t(col_sum_block(group));
         std::mt19937 rng(uint32_t(group + mr));
         std::normal_distribution<float> d(0.5f, 2.0f);
         std::vector<float> x(m * k);
         for (float& v : x) v = d(rng);
-        const LhsFormat f{mr, kr};
+        const LhsFormat f{mr, kr == 0 ? 4 : kr, kind};
         const LhsBlockLayout l = lhs_block_layout(f, k, groups);
         std::vector<uint8_t> out(l.block_bytes * ((m + mr - 1) / mr) + 64, 0xA5);
         uint8_t* base = out.data() + (64 - reinterpret_cast<uintptr_t>(out.data()) % 64) % 64;
@@ -144,8 +146,20 @@ TEST(LhsPack, BlocksHoldScalesSumsPairsAndInterleavedValues) {
             EXPECT_EQ(int16_t(pair & 0xFFFF), -rq.zero) << "group " << group << " row " << row;
             EXPECT_EQ(int16_t(pair >> 16), -(sx - int32_t(block) * rq.zero)) << "group " << group << " row " << row;
           }
-          for (size_t i = 0; i < k; ++i)
-            ASSERT_EQ(lhs_q(b, l)[(i / kr * mr + r) * kr + i % kr], q[i]) << "kr " << kr << " row " << row;
+          if (kind == LhsKind::values) {
+            for (size_t i = 0; i < k; ++i)
+              ASSERT_EQ(lhs_q(b, l)[(i / kr * mr + r) * kr + i % kr], q[i]) << "kr " << kr << " row " << row;
+            continue;
+          }
+          for (size_t j = 0; j < k / 4; ++j)
+            for (int e = 0; e < 16; ++e) {
+              int t = kLutBias;  // rows past m: zero, like every other part
+              for (int bit = 0; bit < 4; ++bit)
+                if (e >> bit & 1) t += q[4 * j + size_t(bit)] - rq.zero;
+              const uint8_t* tab = lhs_tables(b, l) + (j * mr + r) * kLutTableBytes;
+              ASSERT_EQ(int(tab[e]), row < m ? t & 31 : 0) << "group " << group << " row " << row << " j " << j;
+              ASSERT_EQ(int(tab[16 + e]), row < m ? t >> 5 : 0) << "group " << group << " row " << row << " j " << j;
+            }
         }
       }
 }

@@ -17,6 +17,7 @@
 #include "format/problem.h"
 #include "ops/quantize_activations.h"
 #include "ops/reference.h"
+#include "registry/registry.h"
 
 namespace lowbit::test {
 
@@ -131,6 +132,17 @@ inline void expect_quantizer_matches_scalar(RowQuantizeFn quantize) {
       }
     if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+// The weight width a case of `bits` runs at on `kd`: bits, or, for a kernel with fewer widths
+// (the table-lookup ones), the widest it has below, else its narrowest: a case never skips a
+// kernel for its width.
+inline int width_for(const KernelDesc& kd, int bits) {
+  for (int b = bits; b >= 1; --b)
+    if (kd.bits_mask >> b & 1) return b;
+  for (int b = bits + 1; b <= 8; ++b)
+    if (kd.bits_mask >> b & 1) return b;
+  return bits;
 }
 
 inline bool bits_equal(const float* a, const float* b, size_t n) {

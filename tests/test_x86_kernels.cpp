@@ -6,11 +6,13 @@
 //    emulation (x86_emulated/: one generated TU per kernel, when libsimde-dev is installed),
 //    with the registry's descriptors and the emulated function swapped in;
 //  * the kernels' row quantizers (KernelDesc::quantize), natively or emulated the same way,
-//    against the scalar definition.
+//    against the scalar definition, and their lookup-table builders (KernelDesc::tables)
+//    against the baseline lut_tables.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
+#include <random>
 
 #include "cpu/profile.h"
 #include "format/packed_weights.h"
@@ -42,12 +44,16 @@ KernelDesc emulated(const char* name) {
   if (host_profile().isa.contains(kd->requires)) return e;
   e.fn = nullptr;
   e.quantize = nullptr;
+  e.tables = nullptr;
 #if LOWBIT_HAVE_SIMDE
   for (const EmulatedFn& em : emulated_kernels()) {
     if (em.fn != nullptr && std::string(name) == em.name) e.fn = em.fn;
     if (kd->quantize != nullptr && em.real_quantize == kd->quantize) e.quantize = em.quantize;
+    if (kd->tables != nullptr && em.real_tables == kd->tables) e.tables = em.tables;
   }
-  if (kd->quantize != nullptr && e.quantize == nullptr) e.fn = nullptr;  // no twin: not run
+  // A quantizer or table builder without a twin: the kernel is not run.
+  if (kd->quantize != nullptr && e.quantize == nullptr) e.fn = nullptr;
+  if (kd->tables != nullptr && e.tables == nullptr) e.fn = nullptr;
 #endif
   return e;
 }
@@ -81,6 +87,7 @@ std::vector<float> run(const KernelDesc& kd, const KernelDesc* tail, const Packe
 
 void check(const KernelDesc& kd, const KernelDesc* tail, int bits, int group, int groups, int n,
            int m, bool zeros, bool bias, bool clamp, bool bf16, int threads) {
+  bits = test::width_for(kd, bits);
   const LayoutDesc& layout = *default_registry().layout(kd.layout_id);
   const WeightProblem p{n, group * groups, bits, group, zeros, bias};
   const test::Weights w = test::random_weights(p, uint32_t(bits * 977 + group * 7 + m + n), bf16);
@@ -144,6 +151,7 @@ TEST_P(EmulatedKernel, ExtremeValuesStayExact) {
   for (int bits = 1; bits <= 8; ++bits)
     for (int group : {4096, 256})
       for (int variant = 0; variant < 4; ++variant) {
+        if (test::width_for(kd, bits) != bits) continue;  // a width the kernel lacks
         const int n = 4 * layout.nr + 3, k = 4096;
         const bool zeros = variant >= 2;
         const WeightProblem p{n, k, bits, group, zeros, false};
@@ -196,6 +204,46 @@ INSTANTIATE_TEST_SUITE_P(X86, KernelQuantizer, ::testing::ValuesIn(x86_quantizer
                            return std::string(info.param);
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelQuantizer);
+
+// The kernels naming a lookup-table builder that runs here (natively or emulated), one per
+// builder.
+std::vector<const char*> x86_table_builders() {
+  std::vector<const char*> out;
+  std::vector<LutTablesFn> seen;
+  for (const KernelDesc& kd : default_registry().kernels()) {
+    if (kd.tables == nullptr || emulated(kd.name).tables == nullptr) continue;
+    if (std::find(seen.begin(), seen.end(), kd.tables) != seen.end()) continue;
+    seen.push_back(kd.tables);
+    out.push_back(kd.name);
+  }
+  return out;
+}
+
+class KernelTableBuilder : public ::testing::TestWithParam<const char*> {};
+
+// Every value and zero point at its ends and at random, rows of several lengths, into slots of
+// blocks of 1 and 4 rows: the same bytes as the baseline lut_tables, and nothing else written.
+TEST_P(KernelTableBuilder, MatchesBaselineByteForByte) {
+  const LutTablesFn tables = emulated(GetParam()).tables;
+  std::mt19937 rng(5);
+  for (size_t k : {4, 16, 36, 4096})
+    for (int32_t zx : {-128, -1, 0, 77, 127})
+      for (size_t mr : {1, 4}) {
+        std::vector<int8_t> q(k);
+        for (size_t i = 0; i < k; ++i)
+          q[i] = int8_t(i % 5 == 0 ? -128 : i % 5 == 1 ? 127 : int(rng() % 256) - 128);
+        std::vector<uint8_t> want(k / 4 * mr * kLutTableBytes, 0xA5), got(want);
+        lut_tables(q.data(), k, zx, mr, want.data() + (mr - 1) * kLutTableBytes);
+        tables(q.data(), k, zx, mr, got.data() + (mr - 1) * kLutTableBytes);
+        ASSERT_EQ(got, want) << GetParam() << " k=" << k << " zx=" << zx << " mr=" << mr;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(X86, KernelTableBuilder, ::testing::ValuesIn(x86_table_builders()),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelTableBuilder);
 
 }  // namespace
 }  // namespace lowbit

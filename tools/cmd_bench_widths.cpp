@@ -2,7 +2,9 @@
 // the speed of its bytes). Decode from DRAM (m = 1, 14336 x 4096 by default, rotating over
 // copies of the weights totalling well over the last-level cache) against a plain streaming read
 // of the same bytes in the same rotation, and prefill (m = 128, 4096 x 4096), at each thread
-// count; the widths are interleaved rep by rep so they share the machine's noise.
+// count; the widths are interleaved rep by rep so they share the machine's noise. With
+// --decode-kernel A,B (and/or --prefill-kernel A,B), each named kernel is a contender with its
+// weights packed in its own layout, all of them interleaved in the same reps.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +31,7 @@ namespace {
 // them reads from DRAM.
 struct WidthCase {
   int bits;
+  size_t contender;
   std::vector<PackedWeights> copies;
   double read_bytes;  // what a decode GEMV must read per call: the records, not column sums
   std::vector<std::vector<uint64_t>> plain;  // read_bytes each, for the streaming read
@@ -57,12 +60,37 @@ std::vector<double> rotate_interleaved(const std::vector<std::function<void(int)
   return out;
 }
 
+// "A,B" as {"A", "B"}; "" as {""} (no kernel named: the planner's choice).
+std::vector<std::string> names(const std::string& list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) out.push_back(list.substr(at, comma - at));
+  out.push_back(list.substr(at));
+  return out;
+}
+
+// The kernel named `name` (nullptr for none: the planner's choice).
+const KernelDesc* named_kernel(const std::string& name) {
+  if (name.empty()) return nullptr;
+  const KernelDesc* kd = default_registry().kernel(name);
+  if (kd == nullptr) throw UsageError("no kernel named '" + name + "' (lowbit info lists them)");
+  return kd;
+}
+
+// Random weights of one width, packed in `kernel`'s layout, else for this CPU.
+PackedWeights pack_for(const std::string& kernel, const Workload& w, int n, int k, int bits) {
+  const KernelDesc* kd = named_kernel(kernel);
+  if (kd == nullptr) return PackedWeights::pack(n, k, bits, 32, w.q.data(), w.scales.data(), nullptr, nullptr);
+  const PackedBuffer b = pack_buffer(*default_registry().layout(kd->layout_id), {n, k, bits, 32, false, false},
+                                     w.q.data(), w.scales.data(), nullptr, nullptr);
+  return PackedWeights::from_buffer(b.data(), b.size());
+}
+
 // The planner's plan for m rows, or (kernel non-empty) the same tiling run by `kernel` alone.
 ExecPlan plan_for(const PackedWeights& w, int m, int threads, const std::string& kernel) {
   ExecPlan plan = make_plan(default_registry(), host_profile(), w.impl().buf.header, m, threads);
-  if (kernel.empty()) return plan;
-  const KernelDesc* kd = default_registry().kernel(kernel);
-  if (kd == nullptr) throw UsageError("no kernel named '" + kernel + "' (lowbit info lists them)");
+  const KernelDesc* kd = named_kernel(kernel);
+  if (kd == nullptr) return plan;
   const PackedHeader& h = w.impl().buf.header;
   const std::string why = kernel_rejection(*kd, *h.layout, h.problem, host_profile().isa);
   if (!why.empty()) fail(Status::unsupported, "--kernel ", kernel, ": ", why);
@@ -90,29 +118,35 @@ int bench_widths(const Args& args) {
   if (which != "all" && which != "decode" && which != "prefill")
     throw UsageError("--case must be decode, prefill or all (got '" + which + "')");
   const bool do_decode = which != "prefill", do_prefill = which != "decode";
-  const std::string decode_kernel = args.str("decode-kernel"), prefill_kernel = args.str("prefill-kernel");
+  // Contender i runs decode_kernels[i] and prefill_kernels[i] (a list of one goes with all).
+  const std::vector<std::string> decode_kernels = names(args.str("decode-kernel"));
+  const std::vector<std::string> prefill_kernels = names(args.str("prefill-kernel"));
+  if (decode_kernels.size() > 1 && prefill_kernels.size() > 1 && decode_kernels.size() != prefill_kernels.size())
+    throw UsageError("--decode-kernel and --prefill-kernel name different numbers of kernels");
+  const size_t contenders = std::max(decode_kernels.size(), prefill_kernels.size());
+  auto decode_kernel = [&](size_t i) { return decode_kernels[decode_kernels.size() > 1 ? i : 0]; };
+  auto prefill_kernel = [&](size_t i) { return prefill_kernels[prefill_kernels.size() > 1 ? i : 0]; };
   // At least 160 MiB per width in the rotation, at least 3 copies: 5x a 32 MiB L3.
   const double cold_bytes = quick ? 8e6 : 160.0 * 1024 * 1024;
 
-  std::vector<WidthCase> cases;
+  std::vector<WidthCase> cases;  // per width, per contender
   std::vector<PackedWeights> prefill_w;
   for (long b : bits_list) {
-    WidthCase c{int(b), {}, 0, {}};
-    if (do_decode) {
-      const Workload w = make_workload({n, k, int(b), 32, false, false}, 1, 100 + uint64_t(b));
-      PackedWeights first = PackedWeights::pack(n, k, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr);
-      c.read_bytes = record_bytes(first);
-      const int copies = std::max(3, int(std::ceil(cold_bytes / c.read_bytes)));
-      c.copies.push_back(std::move(first));
-      for (int i = 1; i < copies; ++i)
-        c.copies.push_back(PackedWeights::pack(n, k, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr));
-      for (int i = 0; i < copies; ++i) c.plain.emplace_back(size_t(c.read_bytes) / 8, uint64_t(i + 1));
+    const Workload wd = do_decode ? make_workload({n, k, int(b), 32, false, false}, 1, 100 + uint64_t(b)) : Workload{};
+    const Workload wp = do_prefill ? make_workload({pn, pk, int(b), 32, false, false}, 1, 200 + uint64_t(b)) : Workload{};
+    for (size_t ci = 0; ci < contenders; ++ci) {
+      WidthCase c{int(b), ci, {}, 0, {}};
+      if (do_decode) {
+        PackedWeights first = pack_for(decode_kernel(ci), wd, n, k, int(b));
+        c.read_bytes = record_bytes(first);
+        const int copies = std::max(3, int(std::ceil(cold_bytes / c.read_bytes)));
+        c.copies.push_back(std::move(first));
+        for (int i = 1; i < copies; ++i) c.copies.push_back(pack_for(decode_kernel(ci), wd, n, k, int(b)));
+        for (int i = 0; i < copies; ++i) c.plain.emplace_back(size_t(c.read_bytes) / 8, uint64_t(i + 1));
+      }
+      if (do_prefill) prefill_w.push_back(pack_for(prefill_kernel(ci), wp, pn, pk, int(b)));
+      cases.push_back(std::move(c));
     }
-    if (do_prefill) {
-      const Workload w = make_workload({pn, pk, int(b), 32, false, false}, 1, 200 + uint64_t(b));
-      prefill_w.push_back(PackedWeights::pack(pn, pk, int(b), 32, w.q.data(), w.scales.data(), nullptr, nullptr));
-    }
-    cases.push_back(std::move(c));
   }
   const std::vector<float> x1 = random_floats(size_t(std::max(k, pk)) * pm, 5, 1.0f);
   // The plain read: the fastest of the read loops on the largest width's rotation.
@@ -134,6 +168,7 @@ int bench_widths(const Args& args) {
 
   struct Row {
     int bits = 0, threads = 0;
+    size_t contender = 0;
     double decode_ns = 0, stream_ns = 0, prefill_ns = 0, read_bytes = 0;
     std::string decode_kernels, prefill_kernels;
   };
@@ -144,8 +179,9 @@ int bench_widths(const Args& args) {
     std::vector<std::function<void(int)>> fns;
     std::vector<ExecPlan> decode_plans, prefill_plans;
     for (const WidthCase& c : cases)
-      if (do_decode) decode_plans.push_back(plan_for(c.copies[0], 1, int(t), decode_kernel));
-    for (const PackedWeights& w : prefill_w) prefill_plans.push_back(plan_for(w, pm, int(t), prefill_kernel));
+      if (do_decode) decode_plans.push_back(plan_for(c.copies[0], 1, int(t), decode_kernel(c.contender)));
+    for (size_t i = 0; i < prefill_w.size(); ++i)
+      prefill_plans.push_back(plan_for(prefill_w[i], pm, int(t), prefill_kernel(cases[i].contender)));
     if (do_decode) {
       for (size_t i = 0; i < cases.size(); ++i)
         fns.push_back([&c = cases[i], &plan = decode_plans[i], pool, &x1, &y](int r) {
@@ -169,7 +205,7 @@ int bench_widths(const Args& args) {
     const std::vector<double> p = pf.empty() ? std::vector<double>{} : rotate_interleaved(pf, std::max(3, reps / 3));
     for (size_t i = 0; i < cases.size(); ++i) {
       Row row;
-      row.bits = cases[i].bits, row.threads = int(t);
+      row.bits = cases[i].bits, row.threads = int(t), row.contender = cases[i].contender;
       if (do_decode) {
         row.decode_ns = d[i];
         row.stream_ns = t == 1 ? d[cases.size() + i] : 0;
@@ -183,10 +219,10 @@ int bench_widths(const Args& args) {
       rows.push_back(row);
     }
   }
-  // Ratios to the 4-bit row of the same thread count, when 4 bits ran.
+  // Ratios to the 4-bit row of the same thread count and contender, when 4 bits ran.
   auto four = [&](const Row& r) -> const Row* {
     for (const Row& o : rows)
-      if (o.bits == 4 && o.threads == r.threads) return &o;
+      if (o.bits == 4 && o.threads == r.threads && o.contender == r.contender) return &o;
     return nullptr;
   };
   auto gbps = [](const Row& r) { return r.read_bytes / r.decode_ns; };

@@ -28,7 +28,7 @@ const char kUsage[] =
   "          [--busy P] [--json] [--quick]  latency p50/p90/p99/max at 1 and T threads,\n"
   "                                         with P busy processes running meanwhile\n"
     "  bench   --widths [--bits B,...] [--threads T,...] [--case decode|prefill] [--n N --k K]\n"
-    "          [--decode-kernel K] [--prefill-kernel K] [--reps R] [--json] [--quick]\n"
+    "          [--decode-kernel K,...] [--prefill-kernel K,...] [--reps R] [--json] [--quick]\n"
     "                                         every weight width side by side: decode from\n"
     "                                         DRAM vs a plain read of its bytes, prefill\n"
     "  regret  [--json] [--quick] [--all] [--n N --k K] [--m M] [--threads T] [--reps R]\n"

@@ -37,6 +37,28 @@ void for_each_plane_value(const Plane& pl, size_t stream_bytes, F&& f) {
         f(c * chunk_values + size_t(s) * pl.chunk + j, pl.offset + c * pl.chunk + j, s * pl.width);
 }
 
+// Visits every bit field of a record's weights: f(stream index, record byte, bit offset in the
+// byte, shift of the field in u, mask of the field), for either encoding (format/layout.h).
+template <typename F>
+void for_each_field(const PackedGeometry& g, F&& f) {
+  if (g.encoding == WeightEncoding::lut_k4) {
+    for (size_t t = 0; t < size_t(g.group_size) / 8; ++t)
+      for (int p = 0; p < g.bits; ++p)
+        for (int c = 0; c < g.nr; ++c) {
+          const size_t byte = (t * size_t(g.bits) + size_t(p)) * size_t(g.nr) + g.lut_byte(c);
+          for (int j = 0; j < 8; ++j)  // k = 8t + j: k-block 2t + j/4 of kr = 4
+            f(((2 * t + size_t(j / 4)) * size_t(g.nr) + size_t(c)) * 4 + size_t(j % 4), byte, j, p, 1u);
+        }
+    return;
+  }
+  for (int i = 0; i < g.num_planes; ++i) {
+    const Plane& pl = g.planes[i];
+    const unsigned mask = (1u << pl.width) - 1;
+    for_each_plane_value(pl, g.stream_bytes,
+                         [&](size_t idx, size_t byte, int bit) { f(idx, byte, bit, pl.shift, mask); });
+  }
+}
+
 size_t scale_bytes(ScaleFormat sf) { return sf == ScaleFormat::bf16 ? 2 : 4; }
 
 size_t align64(size_t v) { return (v + 63) / 64 * 64; }
@@ -44,13 +66,9 @@ size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 // The stream u of a record, from its bit planes.
 void record_stream(const PackedGeometry& g, const uint8_t* rec, uint8_t* stream) {
   std::memset(stream, 0, g.stream_bytes);
-  for (int i = 0; i < g.num_planes; ++i) {
-    const Plane& pl = g.planes[i];
-    const unsigned mask = (1u << pl.width) - 1;
-    for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
-      stream[idx] |= uint8_t(((rec[byte] >> bit) & mask) << pl.shift);
-    });
-  }
+  for_each_field(g, [&](size_t idx, size_t byte, int bit, int shift, unsigned mask) {
+    stream[idx] |= uint8_t(((rec[byte] >> bit) & mask) << shift);
+  });
 }
 
 // The column-sum entries of one record's group (sums_per_group x nr lanes) into `out`.
@@ -95,9 +113,10 @@ PackedGeometry make_geometry(const LayoutDesc& layout, const WeightProblem& p, S
   g.has_zeros = p.has_zeros;
   g.has_bias = p.has_bias;
   g.scale_format = sf;
+  g.encoding = layout.encoding;
   g.stream_bytes = size_t(layout.nr) * p.group_size;
-  g.num_planes = plane_count(p.bits);
-  size_t offset = 0;
+  g.num_planes = layout.encoding == WeightEncoding::planes ? plane_count(p.bits) : 0;
+  size_t offset = layout.encoding == WeightEncoding::lut_k4 ? g.stream_bytes * size_t(p.bits) / 8 : 0;
   for (int i = 0; i < g.num_planes; ++i) {
     const int w = plane_width(p.bits, i);
     const size_t plane_bytes = g.stream_bytes * w / 8;
@@ -144,19 +163,15 @@ void pack_payload(const PackedGeometry& g, const int8_t* qvals, const float* sca
             const int q = col < g.n ? qvals[size_t(col) * k + kk] : -offset;
             stream[(size_t(kb) * g.nr + c) * g.kr + j] = uint8_t(q + offset);
           }
-      for (int i = 0; i < g.num_planes; ++i) {
-        const Plane& pl = g.planes[i];
-        const unsigned mask = (1u << pl.width) - 1;
-        for_each_plane_value(pl, g.stream_bytes, [&](size_t idx, size_t byte, int bit) {
-          rec[byte] |= uint8_t(((stream[idx] >> pl.shift) & mask) << bit);
-        });
-      }
+      for_each_field(g, [&](size_t idx, size_t byte, int bit, int shift, unsigned mask) {
+        rec[byte] |= uint8_t(((stream[idx] >> shift) & mask) << bit);
+      });
       for (int c = 0; c < g.nr; ++c) {
         const int col = p * g.nr + c;
         const float s = col < g.n ? scales[size_t(col) * g.groups + grp] : 0.0f;
         if (g.scale_format == ScaleFormat::bf16) {
           const uint16_t h = uint16_t(f32_bits(s) >> 16);
-          std::memcpy(rec + g.scales_offset + 2 * c, &h, 2);
+          std::memcpy(rec + g.scales_offset + 2 * g.scale_slot(c), &h, 2);
         } else {
           std::memcpy(rec + g.scales_offset + 4 * c, &s, 4);
         }
@@ -196,7 +211,7 @@ void unpack_record(const PackedGeometry& g, const uint8_t* rec, int8_t* q, float
   for (int c = 0; c < g.nr; ++c) {
     if (g.scale_format == ScaleFormat::bf16) {
       uint16_t h;
-      std::memcpy(&h, rec + g.scales_offset + 2 * c, 2);
+      std::memcpy(&h, rec + g.scales_offset + 2 * g.scale_slot(c), 2);
       scales[c] = bf16_to_f32(h);
     } else {
       std::memcpy(&scales[c], rec + g.scales_offset + 4 * c, 4);

@@ -19,6 +19,16 @@
 //   scales   nr × f32, or nr × bf16 when the header says so (only if all are bf16-exact)
 //   zeros    nr × int8, when has_zeros
 //
+// Table-lookup layouts (encoding lut_k4) hold the same weights as one-bit planes of 4-k
+// nibbles instead, the indices of table-lookup kernels (docs/lut-kernels.md): per k8 step t of
+// the group and bit p of u (0..bits-1), nr bytes; byte lut_byte(c) belongs to column c, its
+// low nibble holds bit p of u at k = 8t..8t+3 (bit j for k = 8t+j), its high nibble at k =
+// 8t+4..8t+7. With W = nr/4 and c = rW + i (4 runs r of W columns), lut_byte(c) =
+// 16·(i/4) + 8·(r/2) + 2·(i%4) + r%2: the order in which a kernel that interleaves two byte
+// vectors per 16-byte lane (vpunpckl/hbw) and then splits 32-bit lanes into halves gets whole
+// runs of columns. bf16 scales are stored in the order of those halves: column rW + i at slot
+// 2W·(r/2) + 2i + r%2 (scale_slot), f32 scales and zero points in column order.
+//
 // Column sums (layouts with col_sums), per panel: for every group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
 // lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
 // cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
@@ -36,6 +46,10 @@
 
 namespace lowbit {
 
+// How a record holds its group's weights: bit planes of widths 8/4/2/1 (the dot-product
+// kernels), or one-bit planes of 4-k nibbles (the table-lookup kernels' indices).
+enum class WeightEncoding : uint8_t { planes, lut_k4 };
+
 struct LayoutDesc {
   uint16_t id = 0;          // stable on-disk id; never reused (format/layouts.h, layout_id)
   const char* name = "";    // e.g. "x86_avx512_n16k4s64"
@@ -44,6 +58,7 @@ struct LayoutDesc {
   int nr = 1, kr = 1, sr = 1;  // columns per panel, k-interleave, plane chunk bytes
   bool bf16_scales = false;  // may store scales as bf16 when every scale is bf16-exact
   bool col_sums = false;     // the payload holds column sums (see above)
+  WeightEncoding encoding = WeightEncoding::planes;
 
   // A table row that reads on its own (format/layouts.cpp):
   //   LayoutDesc::family(id, name, arch, isa).panel(nr, kr, sr).bf16_scales_when_exact()
@@ -65,6 +80,12 @@ struct LayoutDesc {
   constexpr LayoutDesc with_col_sums() const {
     LayoutDesc l = *this;
     l.col_sums = true;
+    return l;
+  }
+  // Weights as table-lookup indices (lut_k4, above); kr must be 4 and nr a multiple of 16.
+  constexpr LayoutDesc lut_indices() const {
+    LayoutDesc l = *this;
+    l.encoding = WeightEncoding::lut_k4;
     return l;
   }
 };
@@ -106,8 +127,9 @@ struct PackedGeometry {
   int n_padded = 0, panels = 0, groups = 0, group_size = 0, bits = 0;
   bool has_zeros = false, has_bias = false;
   ScaleFormat scale_format = ScaleFormat::f32;
+  WeightEncoding encoding = WeightEncoding::planes;
   size_t stream_bytes = 0;  // L
-  int num_planes = 0;
+  int num_planes = 0;       // planes encoding only (lut_k4: 0)
   Plane planes[3] = {};
   size_t scales_offset = 0, zeros_offset = 0, record_bytes = 0;
   // Column sums: none when sum_block is 0; else sums_per_group = group_size / sum_block
@@ -117,6 +139,17 @@ struct PackedGeometry {
   size_t panel_bytes = 0;  // from one panel's first record to the next panel's
   size_t bias_offset = 0, payload_bytes = 0;
 
+  // Where column c's scale is within a record's scales, in scales (see above).
+  size_t scale_slot(int c) const {
+    if (encoding != WeightEncoding::lut_k4 || scale_format != ScaleFormat::bf16) return size_t(c);
+    const int w = nr / 4, r = c / w, i = c % w;
+    return size_t(2 * w * (r / 2) + 2 * i + r % 2);
+  }
+  // lut_k4: the byte of an index vector that holds column c of the panel (see above).
+  size_t lut_byte(int c) const {
+    const int w = nr / 4, r = c / w, i = c % w;
+    return size_t(16 * (i / 4) + 8 * (r / 2) + 2 * (i % 4) + r % 2);
+  }
   size_t record_offset(int panel, int group) const {
     return size_t(panel) * panel_bytes + size_t(group) * record_bytes;
   }

@@ -8,6 +8,7 @@ namespace {
 
 constexpr IsaSet kAvx2{Isa::avx2, Isa::fma};
 constexpr IsaSet kAvx512Vnni{Isa::avx512f, Isa::avx512bw, Isa::avx512vnni};
+constexpr IsaSet kAvx512Bw{Isa::avx512f, Isa::avx512bw};
 using L = LayoutDesc;
 
 const LayoutDesc kLayouts[] = {
@@ -35,6 +36,12 @@ const LayoutDesc kLayouts[] = {
         .panel(8, 4, 32).bf16_scales_when_exact().with_col_sums(),
     L::family(layout_id::x86_avx512_n16k4s64_sums, "x86_avx512_n16k4s64_sums", Arch::x86_64, kAvx512Vnni)
         .panel(16, 4, 64).bf16_scales_when_exact().with_col_sums(),
+    // x86-64 table lookup (format/layout.h, lut_k4): one index vector = nr columns x 8 k of one
+    // bit, nr = 32 bytes a vector (AVX2) or 64 (AVX-512).
+    L::family(layout_id::x86_avx2_lut_n32k4s32, "x86_avx2_lut_n32k4s32", Arch::x86_64, kAvx2)
+        .panel(32, 4, 32).bf16_scales_when_exact().lut_indices(),
+    L::family(layout_id::x86_avx512_lut_n64k4s64, "x86_avx512_lut_n64k4s64", Arch::x86_64, kAvx512Bw)
+        .panel(64, 4, 64).bf16_scales_when_exact().lut_indices(),
 };
 
 }  // namespace

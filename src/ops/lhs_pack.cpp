@@ -39,6 +39,43 @@ void block_sums(const int8_t* q, size_t k, size_t b, int32_t* out) {
 #endif
 }
 
+}  // namespace
+
+// Per k4 group, the 16 entries as two vectors of 8 int16 (entries 0-7, then + x'3 for 8-15).
+void lut_tables(const int8_t* q, size_t k, int32_t zx, size_t mr, uint8_t* out) {
+#if defined(__SSE2__)
+  // Lane e of mask b: -1 when bit b of e is set (entries 0-7).
+  const __m128i m0 = _mm_setr_epi16(0, -1, 0, -1, 0, -1, 0, -1), m1 = _mm_setr_epi16(0, 0, -1, -1, 0, 0, -1, -1);
+  const __m128i m2 = _mm_setr_epi16(0, 0, 0, 0, -1, -1, -1, -1), bias = _mm_set1_epi16(kLutBias);
+  const __m128i low5 = _mm_set1_epi16(31);
+  for (size_t j = 0; j < k / 4; ++j) {
+    const __m128i x0 = _mm_set1_epi16(int16_t(q[4 * j] - zx)), x1 = _mm_set1_epi16(int16_t(q[4 * j + 1] - zx));
+    const __m128i x2 = _mm_set1_epi16(int16_t(q[4 * j + 2] - zx)), x3 = _mm_set1_epi16(int16_t(q[4 * j + 3] - zx));
+    const __m128i lo8 = _mm_add_epi16(_mm_add_epi16(_mm_and_si128(m0, x0), _mm_and_si128(m1, x1)),
+                                      _mm_add_epi16(_mm_and_si128(m2, x2), bias));
+    const __m128i hi8 = _mm_add_epi16(lo8, x3);
+    uint8_t* t = out + j * mr * kLutTableBytes;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t),
+                     _mm_packus_epi16(_mm_and_si128(lo8, low5), _mm_and_si128(hi8, low5)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(t + 16),
+                     _mm_packus_epi16(_mm_srli_epi16(lo8, 5), _mm_srli_epi16(hi8, 5)));
+  }
+#else
+  for (size_t j = 0; j < k / 4; ++j) {
+    uint8_t* t = out + j * mr * kLutTableBytes;
+    for (int e = 0; e < 16; ++e) {
+      int v = kLutBias;
+      for (int b = 0; b < 4; ++b)
+        if (e >> b & 1) v += q[4 * j + size_t(b)] - zx;
+      t[e] = uint8_t(v & 31);
+      t[16 + e] = uint8_t(v >> 5);
+    }
+  }
+#endif
+}
+
+namespace {
+
 // Row r's values into the block's [k/KR][mr][KR] order (q already points at row r's slot).
 template <size_t KR>
 void interleave(const int8_t* row, size_t k, size_t mr, int8_t* q) {
@@ -91,19 +128,23 @@ LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups) {
   l.pairs_offset = l.sums_offset + align64(groups * f.mr * 4);
   const size_t blocks = groups == 0 ? 0 : k / size_t(col_sum_block(int(k / groups)));
   l.q_offset = l.pairs_offset + align64(blocks * f.mr * 4);
-  l.block_bytes = l.q_offset + align64(size_t(f.mr) * k);
+  const size_t per_k = f.kind == LhsKind::lut4 ? kLutTableBytes / 4 : 1;  // tables: 32 bytes per 4 k
+  l.block_bytes = l.q_offset + align64(size_t(f.mr) * k * per_k);
   return l;
 }
 
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
-              uint8_t* out, RowQuantizeFn quantize) {
+              uint8_t* out, RowQuantizeFn quantize, LutTablesFn tables) {
   const size_t groups = k / group_size;
   const size_t sum_block = size_t(col_sum_block(int(group_size)));
   const LhsBlockLayout l = lhs_block_layout(f, k, groups);
   thread_local std::vector<int8_t> rows_q;  // a block's rows before the interleave
   thread_local std::vector<int32_t> bsums;  // one row's sum per sum block
   const size_t blocks = k / sum_block, blocks_per_group = group_size / sum_block;
-  if (f.mr > 1 && rows_q.size() < size_t(f.mr) * k) rows_q.resize(size_t(f.mr) * k);
+  // The rows before the interleave (values) or the tables (lut4, which keep no values).
+  const bool lut = f.kind == LhsKind::lut4;
+  const size_t staged_rows = lut ? 1 : f.mr > 1 ? size_t(f.mr) : 0;
+  if (rows_q.size() < staged_rows * k) rows_q.resize(staged_rows * k);
   if (bsums.size() < blocks) bsums.resize(blocks);
   for (size_t b0 = 0; b0 < m; b0 += f.mr) {
     uint8_t* block = out + (b0 / f.mr) * l.block_bytes;
@@ -116,7 +157,7 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
     auto* q = reinterpret_cast<int8_t*>(block + l.q_offset);
     for (size_t r = 0; r < size_t(f.mr) && b0 + r < m; ++r) {
       // With one row per block the interleave is the identity: quantize in place.
-      int8_t* qr = f.mr == 1 ? q : rows_q.data() + r * k;
+      int8_t* qr = lut ? rows_q.data() : f.mr == 1 ? q : rows_q.data() + r * k;
       const RowQuant rq = quantize(x + (b0 + r) * ldx, k, qr);
       scales[r] = rq.scale;
       zeros[r] = rq.zero;
@@ -131,8 +172,9 @@ void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x
         for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) group_sum += bsums[b];
         sums[g * f.mr + r] = group_sum;
       }
+      if (lut) tables(qr, k, rq.zero, size_t(f.mr), reinterpret_cast<uint8_t*>(q) + r * kLutTableBytes);
     }
-    if (f.mr > 1) interleave_block(f, rows_q.data(), std::min(size_t(f.mr), m - b0), k, q);
+    if (f.mr > 1 && !lut) interleave_block(f, rows_q.data(), std::min(size_t(f.mr), m - b0), k, q);
   }
 }
 

@@ -65,6 +65,7 @@ class LinearJob final : public TaskJob {
   struct LhsRef {
     LhsFormat format;
     RowQuantizeFn quantize = quantize_row;
+    LutTablesFn tables = lut_tables;
     int row_begin = 0, rows = 0;
     size_t offset = 0, block_bytes = 0, first_block = 0;
   };
@@ -119,8 +120,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
       const Segment& seg = plan.per_uarch[u].seg[s];
       int i = 0;
       const LhsRef* refs = lhs_refs_;
-      while (i < num_lhs_refs_ && !(refs[i].format.mr == seg.kernel->lhs.mr &&
-                                    refs[i].format.kr == seg.kernel->lhs.kr &&
+      while (i < num_lhs_refs_ && !(refs[i].format == seg.kernel->lhs &&
                                     refs[i].row_begin == seg.row_begin && refs[i].rows == seg.rows))
         ++i;
       if (i == num_lhs_refs_) {
@@ -129,6 +129,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
         r.format = seg.kernel->lhs;
         // The ISA's quantizer (one the profile has: the plan's kernel requires it).
         if (seg.kernel->quantize != nullptr) r.quantize = seg.kernel->quantize;
+        if (seg.kernel->tables != nullptr) r.tables = seg.kernel->tables;
         r.row_begin = seg.row_begin;
         r.rows = seg.rows;
         r.block_bytes = lhs_block_layout(r.format, size_t(k), size_t(geo_.groups)).block_bytes;
@@ -188,7 +189,7 @@ void LinearJob::prologue() {
     for (size_t b = 0; b * mr < rows; ++b) {
       pack_lhs(r.format, std::min(mr, rows - b * mr), k, size_t(geo_.group_size),
                x_ + (size_t(r.row_begin) + b * mr) * k, k, lhs_.data() + r.offset + b * r.block_bytes,
-               r.quantize);
+               r.quantize, r.tables);
       packed_[r.first_block + b].store(pack_epoch_, std::memory_order_release);
     }
   }

@@ -35,6 +35,11 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
       fail(Status::internal, "registry: kernel ", name, ": lhs kr ", k.lhs.kr, " must divide 16");
     if (l->kr < 1 || 16 % l->kr != 0 || l->nr < 1 || l->sr < 1)
       fail(Status::internal, "registry: layout ", l->name, ": kr must divide 16, nr and sr >= 1");
+    if ((k.lhs.kind == LhsKind::lut4) != (l->encoding == WeightEncoding::lut_k4))
+      fail(Status::internal, "registry: kernel ", name, ": lookup tables go with lut_k4 layouts only (",
+           l->name, ")");
+    if (l->encoding == WeightEncoding::lut_k4 && (l->kr != 4 || l->nr % 16 != 0))
+      fail(Status::internal, "registry: layout ", l->name, ": lut_k4 needs kr 4 and nr a multiple of 16");
     if (!k.requires.contains(l->isa))
       fail(Status::internal, "registry: kernel ", name, " requires ", k.requires.to_string(),
            " but its layout ", l->name, " is packed for ", l->isa.to_string());
@@ -75,7 +80,7 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
 
 std::string kernel_identity(const KernelDesc& kd, const LayoutDesc& layout) {
   return concat(kd.name, "|", layout.name, "#", layout.id, "|", kd.requires.to_string(), "|mr", kd.mr,
-                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, "|bits", kd.bits_mask, "|rv", kd.row_variants, "|rb",
+                "|lhs", kd.lhs.mr, "x", kd.lhs.kr, kd.lhs.kind == LhsKind::lut4 ? "t" : "", "|bits", kd.bits_mask, "|rv", kd.row_variants, "|rb",
                 kd.every_row_bits);
 }
 
@@ -129,8 +134,8 @@ namespace {
 // What each x86 kernel TU is compiled for (src/kernels/x86/sources.cmake).
 constexpr IsaSet kX86Avx2{Isa::avx2, Isa::fma, Isa::f16c};
 constexpr IsaSet kX86AvxVnni = kX86Avx2 | IsaSet{Isa::avxvnni};
-constexpr IsaSet kX86Avx512Vnni = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
-                                                    Isa::avx512dq, Isa::avx512vnni};
+constexpr IsaSet kX86Avx512 = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq};
+constexpr IsaSet kX86Avx512Vnni = kX86Avx512 | IsaSet{Isa::avx512vnni};
 
 // What each aarch64 kernel TU is compiled for (src/kernels/arm/sources.cmake).
 constexpr IsaSet kArmNeon{Isa::neon};
@@ -178,6 +183,15 @@ std::vector<KernelDesc> builtin_kernels() {
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(4, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(row_counts({2, 4})).every_row_at_widths(bits_mask({4}))
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      // x86-64 table lookup (src/kernels/x86/lut.h, docs/lut-kernels.md): the low widths.
+      K::named("qa8_qw_lut_gemv_1x32__avx2", LOWBIT_X86(qa8_qw_lut_gemv_1x32__avx2))
+          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(1, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
+          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(kEveryRowCount)
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_lut_gemm_4x32__avx2", LOWBIT_X86(qa8_qw_lut_gemm_4x32__avx2))
+          .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(4, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
+          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(row_counts({4}))
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)
           .widths(kAllBits).supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
@@ -187,6 +201,15 @@ std::vector<KernelDesc> builtin_kernels() {
           .widths(kAllBits).supports(kAll).code_for_rows(row_counts({2, 4, 8}))
           .every_row_at_widths(bits_mask({4}))
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
+      // AVX-512 table lookup: the AVX2 quantizer and table builder (no VNNI in their ISA).
+      K::named("qa8_qw_lut_gemv_1x64__avx512", LOWBIT_X86(qa8_qw_lut_gemv_1x64__avx512))
+          .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(1, 4)
+          .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
+          .code_for_rows(kEveryRowCount).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+      K::named("qa8_qw_lut_gemm_4x64__avx512", LOWBIT_X86(qa8_qw_lut_gemm_4x64__avx512))
+          .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(4, 4)
+          .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
+          .code_for_rows(row_counts({4})).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       // aarch64: NEON, dot product, i8mm (src/kernels/arm). The GEMM kernels compute all 4 rows.
       K::named("qa8_qw_gemv_1x8c1__neon", LOWBIT_ARM(qa8_qw_gemv_1x8c1__neon))
           .reads(lid::arm_neon_n8k1s16).requires_isa(kArmNeon).tile(1, 1).widths(kAllBits)

@@ -45,12 +45,15 @@ struct KernelDesc {
   // The row quantizer its ISA runs when packing its LHS (ops/lhs_pack.h); the same bits as
   // the baseline quantize_row, which nullptr means.
   RowQuantizeFn quantize = nullptr;
+  // Likewise the lookup-table builder of a table-lookup kernel (lut_tables below).
+  LutTablesFn tables = nullptr;
 
   // A table row that reads on its own (registry.cpp), e.g.
   //   KernelDesc::named("qa8_qw_gemv_1x16c4__avx512vnni", fn)
   //       .reads(layout_id::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni)
   //       .tile(1, 4).widths(kAllBits).supports(kZeroPoints | kBias)
   //       .code_for_rows(kEveryRowCount).streams_records_only().quantizer(q)
+  // (a table-lookup kernel adds .lut_tables(fn)).
   static KernelDesc named(const char* name, UKernelFn fn) {
     KernelDesc k{};
     k.name = name, k.fn = fn;
@@ -60,7 +63,13 @@ struct KernelDesc {
   KernelDesc requires_isa(IsaSet isa) const { return with([&](KernelDesc& k) { k.requires = isa; }); }
   // mr rows per LHS block, the LHS packed with k-interleave lhs_kr (the layout's kr).
   KernelDesc tile(int rows, int lhs_kr) const {
-    return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr}; });
+    return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr, k.lhs.kind}; });
+  }
+  // Its LHS holds lookup tables instead of the values (ops/lhs_pack.h, LhsKind::lut4), built
+  // by `fn` (nullptr: the baseline lut_tables): the table-lookup kernels, on layouts of lut_k4
+  // indices.
+  KernelDesc lut_tables(LutTablesFn fn) const {
+    return with([&](KernelDesc& k) { k.lhs.kind = LhsKind::lut4, k.tables = fn; });
   }
   KernelDesc widths(uint16_t mask) const { return with([&](KernelDesc& k) { k.bits_mask = mask; }); }
   KernelDesc supports(unsigned options) const {

@@ -21,7 +21,27 @@ KernelCost uniform_cost(float unpack, float dot, float call, float group, float 
   return c;
 }
 
+namespace {
+
+// A cost whose unpack and dot terms differ by bit width: the values for bits 1, 2, ... as
+// listed, the last one for the widths past the list.
+KernelCost per_bit_cost(std::initializer_list<float> unpack, std::initializer_list<float> dot, float call,
+                        float group_row) {
+  KernelCost c = uniform_cost(0.0f, 0.0f, call, 0.0f, group_row);
+  auto fill = [](float* out, std::initializer_list<float> v) {
+    int b = 1;
+    for (float x : v) out[b++] = x;
+    for (; b <= kMaxBits; ++b) out[b] = out[b - 1];
+  };
+  fill(c.unpack, unpack);
+  fill(c.dot, dot);
+  return c;
+}
+
+}  // namespace
+
 const CostTable& generic_costs() {
+  static const KernelCost kLut = per_bit_cost({0.0184f, 0.0232f, 0.0733f}, {0.0369f, 0.0463f, 0.147f}, 150.0f, 0.0f);
   static const CostTable t = {
       // name, {unpack, dot, call, group, group_row, uarch factors}
       {"qa8_qw_gemm_1x1c1__scalar", uniform_cost(8.0f, 2.0f, 50.0f)},
@@ -36,6 +56,19 @@ const CostTable& generic_costs() {
       {"qa8_qw_gemv_1x8c4_sums__avxvnni", uniform_cost(0.0f, 0.030f, 150.0f, 0.0f, 0.24f)},
       {"qa8_qw_gemm_4x8c4__avx2", uniform_cost(0.02f, 0.030f, 300.0f, 0.0f, 0.30f)},
       {"qa8_qw_gemm_4x8c4__avxvnni", uniform_cost(0.018f, 0.022f, 300.0f, 0.0f, 0.25f)},
+      // Table lookup (docs/lut-kernels.md), bits 1-3, group terms folded in at group 32. One
+      // cost for the family: the GEMM's time per row (`lowbit bench --widths`, prefill, 1
+      // thread) relative to qa8_qw_gemm_4x8c4__avx2's, times that kernel's cost in the Zen 3
+      // record (zen3-dev.json); a third of it the index extraction (unpack, once per LHS block:
+      // shared by the GEMM's 4 rows, paid per row by the GEMV, measured 1.0-1.4x slower per row
+      // at m = 128).
+      {"qa8_qw_lut_gemv_1x32__avx2", kLut},
+      {"qa8_qw_lut_gemm_4x32__avx2", kLut},
+      // Not measured (no AVX-512 CPU here): the AVX2 numbers, though a zmm lookup covers twice
+      // the columns; pessimistic, so the dot-product kernels keep AVX-512 machines until a
+      // record says otherwise.
+      {"qa8_qw_lut_gemv_1x64__avx512", kLut},
+      {"qa8_qw_lut_gemm_4x64__avx512", kLut},
       {"qa8_qw_gemv_1x16c4__avx512vnni", uniform_cost(0.0f, 0.020f, 150.0f, 0.0f, 0.12f)},
       // Its unpacking (paid once per 8-row block) is set so that one row costs as much as the
       // GEMV's, as designed (docs/x86-kernels.md: the tile is for m >= 2); 8 rows as scaled.

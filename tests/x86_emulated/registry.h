@@ -5,15 +5,17 @@
 
 #include <vector>
 
+#include "ops/lhs_pack.h"
 #include "ops/quantize_activations.h"
 #include "registry/kernel.h"
 
 namespace lowbit {
 
 struct EmulatedFn {
-  const char* name;  // the kernel's registry name (or the quantizer's function name)
+  const char* name;  // the kernel's registry name (or the quantizer's / table builder's function name)
   UKernelFn fn = nullptr;
   RowQuantizeFn quantize = nullptr, real_quantize = nullptr;
+  LutTablesFn tables = nullptr, real_tables = nullptr;
 };
 std::vector<EmulatedFn>& emulated_kernels();
 
@@ -23,6 +25,9 @@ struct RegisterEmulated {
   }
   RegisterEmulated(const char* name, RowQuantizeFn fn, RowQuantizeFn real) {
     emulated_kernels().push_back({name, nullptr, fn, real});
+  }
+  RegisterEmulated(const char* name, LutTablesFn fn, LutTablesFn real) {
+    emulated_kernels().push_back({name, nullptr, nullptr, nullptr, fn, real});
   }
 };
 

@@ -1,5 +1,5 @@
-// Included first by every generated emulation TU (tests/CMakeLists.txt): an AVX-512 VNNI or
-// AVX-VNNI kernel file compiled a second time for the baseline ISA, with SIMDe
+// Included first by every generated emulation TU (tests/CMakeLists.txt): an AVX-512 (F/BW or
+// VNNI) or AVX-VNNI kernel file compiled a second time for the baseline ISA, with SIMDe
 // (libsimde-dev) standing in for the intrinsics, so test_x86_kernels checks its logic bit for
 // bit on machines without that ISA. The TU renames the kernel (emu_ prefix) so it never meets
 // the real one, and registers it with emulated_kernels().
@@ -38,6 +38,9 @@ inline simde__m512i widen(simde__mmask16 k, In a) {
 }
 inline simde__m512i maskz_slli_epi32(simde__mmask16 k, simde__m512i a, unsigned n) {
   return simde_mm512_maskz_mov_epi32(k, simde_mm512_slli_epi32(a, n));
+}
+inline simde__m512i maskz_srli_epi32(simde__mmask16 k, simde__m512i a, unsigned n) {
+  return simde_mm512_maskz_mov_epi32(k, simde_mm512_srli_epi32(a, n));
 }
 inline simde__m512 maskz_loadu_ps(simde__mmask16 k, const void* p) {
   float out[16];
@@ -82,6 +85,7 @@ inline simde__m512i cvtps_epi32(simde__m512 v) {
 #define _mm512_maskz_cvtepu16_epi32(k, a) emu::widen<simde__m256i, uint16_t>(k, a)
 #define _mm512_maskz_cvtepi8_epi32(k, a) emu::widen<simde__m128i, int8_t>(k, a)
 #define _mm512_maskz_slli_epi32 emu::maskz_slli_epi32
+#define _mm512_maskz_srli_epi32 emu::maskz_srli_epi32
 #define _mm512_maskz_loadu_ps emu::maskz_loadu_ps
 #define _mm512_mask_storeu_ps emu::mask_storeu_ps
 #define _mm512_cvtps_epi32 emu::cvtps_epi32

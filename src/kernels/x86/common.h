@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "registry/kernel.h"
@@ -47,6 +48,7 @@ LOWBIT_X86_INLINE V opaque_register(V v) {
 
 constexpr int min_i(int a, int b) { return a < b ? a : b; }
 constexpr int max_i(int a, int b) { return a > b ? a : b; }
+constexpr int pow2_floor(int a) { return a < 2 ? 1 : 2 * pow2_floor(a / 2); }
 
 // static_for<N>(f): f(integral_constant<int, 0>) ... f(integral_constant<int, N-1>): register
 // arrays indexed by compile-time constants, shift counts as immediates.
@@ -59,51 +61,98 @@ LOWBIT_X86_INLINE void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
-// How the stream values of a k-block reach a register.
-//   UNIT: bits per value in the vectors read (2, 4: one vector holds 8/UNIT k-blocks as bit
-//         fields; 8: one k-block per vector, from the record or from the unpack buffer).
-//   UMAX: largest value (bounds the exact int16 / uint8 partial sums).
-template <int UNIT, int UMAX>
-struct Src {
-  static constexpr int kUnit = UNIT;
-  static constexpr int kUmax = UMAX;
-  static constexpr int kPerLoad = 8 / UNIT;
-  // 1, 3, 5, 6, 7 bits: the planes are unpacked into a buffer of u bytes first.
-  static constexpr bool kBuffered = UNIT == 8 && UMAX != 255;
+// How the stream values of a k-block reach a register: the record's bit planes (format/
+// layout.h), unpacked in registers. One step reads kPerLoad k-blocks: one vector of the
+// narrowest plane (8/w k-blocks of w-bit fields), loads(i) vectors of plane i. The value of
+// k-block s is Σ_i field_i << shift(i), each field one 16-bit shift and an and (fields never
+// cross a byte: plane chunks are whole vectors, format/layout.h).
+template <int BITS>
+struct Planes {
+  static constexpr int kUmax = (1 << BITS) - 1;  // largest value (bounds the exact sums)
+  static constexpr int kCount = plane_count(BITS);
+  static constexpr bool kBuffered = false;
+  static constexpr int width(int i) { return plane_width(BITS, i); }
+  static constexpr int shift(int i) { return plane_shift(BITS, i); }
+  static constexpr int kPerLoad = 8 / plane_width(BITS, plane_count(BITS) - 1);
+  static constexpr int loads(int i) { return kPerLoad * width(i) / 8; }
+  static constexpr int first_load(int i) { return i == 0 ? 0 : first_load(i - 1) + loads(i - 1); }
+  static constexpr int kLoads = first_load(kCount);
 };
 
-// Calls f(Src<...>{}) with the stream format of `bits`: 2 and 4 bits unpack in registers, 8
-// bits are read as they are, the others come through the unpack buffer (UMAX bounds the sums).
-template <class F>
-LOWBIT_X86_INLINE void with_src(int bits, F&& f) {
-  switch (bits) {
-    case 2: return f(Src<2, 3>{});
-    case 4: return f(Src<4, 15>{});
-    case 8: return f(Src<8, 255>{});
-    case 1:
-    case 3: return f(Src<8, 7>{});
-    default: return f(Src<8, 127>{});
+// Groups of 16 mod 32 (where a 1-bit plane is not whole vectors: format/layout.h) are
+// unpacked into an L1 buffer of u bytes first and read as one 8-bit "plane"; UMAX bounds the
+// values.
+template <int UMAX>
+struct Unpacked {
+  static constexpr int kUmax = UMAX;
+  static constexpr int kCount = 1;
+  static constexpr bool kBuffered = true;
+  static constexpr int width(int) { return 8; }
+  static constexpr int shift(int) { return 0; }
+  static constexpr int kPerLoad = 1;
+  static constexpr int loads(int) { return 1; }
+  static constexpr int first_load(int) { return 0; }
+  static constexpr int kLoads = 1;
+};
+
+// Calls f(S{}) with the stream format of g's bit width: its planes in registers where every
+// sum block is whole 32-k blocks (then every plane chunk is whole vectors: format/layout.h),
+// else (groups of 16 mod 32) through the unpack buffer, with a bound on u for the sums.
+template <class T, class F>
+LOWBIT_X86_INLINE void with_src(const PackedGeometry& g, F&& f) {
+  if (g.sum_block % 32 != 0) {
+    if (g.bits <= 3) return f(Unpacked<7>{});
+    return g.bits == 8 ? f(Unpacked<255>{}) : f(Unpacked<127>{});
+  }
+  switch (g.bits) {
+    case 1: return f(Planes<1>{});
+    case 2: return f(Planes<2>{});
+    case 3: return f(Planes<3>{});
+    case 4: return f(Planes<4>{});
+    case 5: return f(Planes<5>{});
+    case 6: return f(Planes<6>{});
+    case 7: return f(Planes<7>{});
+    default: return f(Planes<8>{});
   }
 }
 
-// Calls f(GS, SF) with compile-time constants for the 4-bit fast paths at the common group
-// sizes: GS the group size (one sum block per group, so the group step is one straight block
-// of code), SF the scale format (1 f32, 2 bf16). Elsewhere GS = SF = 0: read at run time.
+// Calls f(GS, SF) with compile-time constants for the group step. GS > 0: the group size
+// (one sum block per group; its addressing is all constant: measured 0.22 against 0.33
+// instructions per MAC at 1 bit with the same 32-k code under a group loop read at run time);
+// GS < 0: the sum block is read at run time and is a multiple of -GS k; GS = 0: read at run
+// time (the unpack buffer). SF: the scale format (1 f32, 2 bf16; 0 read at run time: a
+// predictable branch per group). 4 bits gets both at its common group sizes, the other widths
+// GS at groups 32 and 128 (chunk_kblocks: compile time).
 template <class S, class F>
 LOWBIT_X86_INLINE void with_group(const PackedGeometry& g, F&& f) {
   auto scales = [&](auto gs) LOWBIT_X86_LAMBDA {
     if (g.scale_format == ScaleFormat::bf16) f(gs, std::integral_constant<int, 2>{});
     else f(gs, std::integral_constant<int, 1>{});
   };
-  if (S::kUnit == 4) {
+  if (S::kBuffered) return f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+  if (std::is_same<S, Planes<4>>::value) {
     switch (g.group_size) {
       case 32: return scales(std::integral_constant<int, 32>{});
       case 64: return scales(std::integral_constant<int, 64>{});
       case 128: return scales(std::integral_constant<int, 128>{});
       default: break;
     }
+  } else {
+    switch (g.group_size) {
+      case 32: return f(std::integral_constant<int, 32>{}, std::integral_constant<int, 0>{});
+      case 128: return f(std::integral_constant<int, 128>{}, std::integral_constant<int, 0>{});
+      default: break;
+    }
   }
-  f(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
+  f(std::integral_constant<int, -32>{}, std::integral_constant<int, 0>{});
+}
+
+// k-blocks of one block_dot chunk for with_group's GS (0: run time): 4 bits a whole group,
+// the other widths 32 k (straight-line code of that size is as fast, and compiles in a
+// fraction of the time of a 128-k group).
+template <class S>
+constexpr int chunk_kblocks(int gs) {
+  return gs == 0 ? 0 : std::is_same<S, Planes<4>>::value && gs > 0 ? gs / kKr : 32 / kKr;
 }
 
 // The scales of one record (SF as with_group gives it).
@@ -154,78 +203,72 @@ inline Lhs lhs_view(const GemmShape& shape, const UKernelArgs& a) {
   return {lhs_scales(a.lhs), lhs_zeros(a.lhs, l), lhs_pairs(a.lhs, l), lhs_q(a.lhs, l)};
 }
 
-// Where a kernel reads the stream of sum block `s` of one record: the record's first plane
-// (2, 4, 8 bits) or `buf`, after unpacking into it (buffered widths).
+// Where a kernel reads the stream of sum block `s` of one record: each plane's first vector
+// of the block (formats in registers), or `buf`, after unpacking into it (S::kBuffered).
 template <class T, class S>
-LOWBIT_X86_INLINE const uint8_t* block_stream(const PackedGeometry& g, const uint8_t* rec, int s,
-                                              uint8_t* buf) {
+LOWBIT_X86_INLINE void block_planes(const PackedGeometry& g, const uint8_t* rec, int s, uint8_t* buf,
+                                    const uint8_t* (&out)[S::kCount]) {
   const size_t start = size_t(s) * size_t(T::kNr) * size_t(g.sum_block);
-  if (!S::kBuffered) return rec + g.planes[0].offset + start * S::kUnit / 8;
-  unpack_segment(g, rec, start, size_t(T::kNr) * size_t(g.sum_block), buf);
-  return buf;
+  if (S::kBuffered) {
+    unpack_segment(g, rec, start, size_t(T::kNr) * size_t(g.sum_block), buf);
+    out[0] = buf;
+    return;
+  }
+  static_for<S::kCount>([&](auto i) LOWBIT_X86_LAMBDA {
+    out[i] = rec + g.planes[i].offset + start * size_t(S::width(i)) / 8;
+  });
+}
+
+// The u value of k-block s of a step from the step's loads `raw` (S's planes, S::first_load).
+template <class T, class S, int K>
+LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
+  using V = typename T::V;
+  V u = raw[0];
+  static_for<S::kCount>([&](auto i) LOWBIT_X86_LAMBDA {
+    constexpr int w = S::width(i), per = 8 / w, t = K % per, d = t * w - S::shift(i);
+    if constexpr (w != 8) {
+      V x = raw[S::first_load(i) + K / per];
+      if constexpr (d > 0) x = T::template srli16<d>(x);
+      if constexpr (d < 0) x = T::template slli16<-d>(x);
+      const V m = T::set1_8(char(((1 << w) - 1) << S::shift(i)));
+      u = i == 0 ? T::and_(x, m) : T::and_or(x, m, u);
+    }
+  });
+  return u;
 }
 
 // Σ u·qx over `nkb` k-blocks into acc[r][p], ROWS rows of an MR-row LHS block and NP column
-// panels: src[p] is panel p's first stream vector (format S), qx the LHS of the first k-block.
-// NKB > 0 fixes the count at compile time (straight-line code). With PF > 0 each 64-byte line
-// of the stream is prefetched PF bytes ahead. SUM (one row): also adds -zx·Su, from uint8
-// column sums of the vectors flushed by pair products with nzx (-zx in every int16 lane).
-// CHAINS > 1 splits each accumulator's dots into that many independent chains (by k-block
-// within a loaded vector), added up at the end: for kernels whose few accumulators would
-// otherwise wait on the dot latency (T::add32 then needed).
+// panels: src[p][i] is panel p's first vector of plane i (format S), qx the LHS of the first
+// k-block. NKB > 0: nkb is a multiple of NKB, each NKB k-blocks straight-line code. With PF > 0 each
+// 64-byte line of every plane is prefetched PF bytes ahead. SUM (one row): also adds -zx·Su,
+// from uint8 column sums of the unpacked vectors flushed by pair products with nzx (-zx in
+// every int16 lane). CHAINS > 1 splits each accumulator's dots into that many independent
+// chains (by k-block within a step), added up at the end: for kernels whose few accumulators
+// would otherwise wait on the dot latency (T::add32 then needed).
 template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF, int CHAINS = 1>
-LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, int nkb_rt,
+LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], const int8_t* qx, int nkb_rt,
                                  typename T::V (&acc)[ROWS][NP], typename T::V nzx) {
   static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
   using V = typename T::V;
-  const int nkb = NKB > 0 ? NKB : nkb_rt;
-  // Partial sums stay exact for T::run_kbs k-blocks (int16 partials on AVX2), the uint8 column
-  // sums for 255 / UMAX.
+  constexpr int kPer = S::kPerLoad;
+  // k-blocks whose partial sums stay exact: T's int16 partials (AVX2), the uint8 column sums.
   constexpr int kRaw = SUM ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
-  constexpr int kRun = max_i(kRaw / S::kPerLoad, 1) * S::kPerLoad;
+  // A run is whole steps, or (7 and 6 bits) a power-of-two part of one step.
+  constexpr int kRun = kRaw >= kPer ? kRaw / kPer * kPer : pow2_floor(kRaw);
+  constexpr int kOuter = max_i(kRun, kPer);
   constexpr int kLinesEvery = 64 / T::kBytes;  // loads per cache line
-  constexpr int kCh = min_i(CHAINS, S::kPerLoad);
-  const V mask = T::set1_8(char(S::kUnit == 8 ? 0xFF : (1 << S::kUnit) - 1));
-  for (int kb0 = 0; kb0 < nkb; kb0 += kRun) {
-    const int n = min_i(kRun, nkb - kb0);
-    typename T::Part part[kCh][ROWS][NP];
-    V s8[NP];
+  constexpr int kCh = min_i(CHAINS, kPer);
+  typename T::Part part[kCh][ROWS][NP];
+  V s8[NP];
+  auto begin_run = [&]() LOWBIT_X86_LAMBDA {
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       s8[p] = T::zero();
       static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
         static_for<kCh>([&](auto c) LOWBIT_X86_LAMBDA { part[c][r][p] = T::part_begin(c == 0 ? acc[r][p] : T::zero()); });
       });
     });
-#pragma GCC unroll 32
-    for (int kb = 0; kb < n; kb += S::kPerLoad) {
-      const int load = (kb0 + kb) / S::kPerLoad;
-      V raw[NP];
-      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-        raw[p] = S::kUnit == 8 ? T::load(src[p] + size_t(load) * T::kBytes)
-                               : T::load_packed(src[p] + size_t(load) * T::kBytes);
-        if (PF > 0 && load % kLinesEvery == 0)
-          _mm_prefetch(reinterpret_cast<const char*>(src[p] + size_t(load) * T::kBytes + PF), _MM_HINT_T0);
-      });
-      static_for<S::kPerLoad>([&](auto s) LOWBIT_X86_LAMBDA {
-        typename T::W w[NP];
-        static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-          V u = raw[p];
-          if constexpr (S::kUnit != 8 && s > 0) u = T::template srli16<s * S::kUnit>(u);
-          if constexpr (S::kUnit != 8) u = T::and_(u, mask);
-          if constexpr (SUM) s8[p] = T::add8(s8[p], u);
-          w[p] = T::template prep<S::kUmax>(u);
-        });
-        const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
-        static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
-          if constexpr (NP == 1) {  // broadcast inside the instruction where the ISA can
-            part[s % kCh][r][0] = T::template dot_x<S::kUmax>(part[s % kCh][r][0], w[0], x + r * kKr);
-          } else {  // one broadcast for every panel
-            const V xr = T::bcast32(x + r * kKr);
-            static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { part[s % kCh][r][p] = T::template dot<S::kUmax>(part[s % kCh][r][p], w[p], xr); });
-          }
-        });
-      });
-    }
+  };
+  auto end_run = [&]() LOWBIT_X86_LAMBDA {
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
         acc[r][p] = T::template part_end<S::kUmax>(acc[r][p], part[0][r][p]);
@@ -236,6 +279,62 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const* src, const int8_t* qx, in
       });
       if constexpr (SUM) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(s8[p]), nzx);
     });
+  };
+  auto run = [&](int kb0, int kb) LOWBIT_X86_LAMBDA {
+    const int step = (kb0 + kb) / kPer;
+    V raw[NP][S::kLoads];
+    static_for<kPer>([&](auto s) LOWBIT_X86_LAMBDA {
+      // Each vector is loaded where its first k-block needs it: a register holds it only
+      // while its k-blocks are unpacked (7 bits: 7 vectors per panel and step).
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+        static_for<S::kCount>([&](auto i) LOWBIT_X86_LAMBDA {
+          constexpr int per = 8 / S::width(i);
+          if constexpr (s % per == 0) {
+            const int load = step * S::loads(i) + s / per;
+            const uint8_t* at = src[p][i] + size_t(load) * T::kBytes;
+            raw[p][S::first_load(i) + s / per] = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
+            if (PF > 0 && load % kLinesEvery == 0) _mm_prefetch(reinterpret_cast<const char*>(at + PF), _MM_HINT_T0);
+          }
+        });
+      });
+      typename T::W w[NP];
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
+        const V u = unpack_kblock<T, S, s>(raw[p]);
+        if constexpr (SUM) s8[p] = T::add8(s8[p], u);
+        w[p] = T::template prep<S::kUmax>(u);
+      });
+      const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
+      static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
+        if constexpr (NP == 1) {  // broadcast inside the instruction where the ISA can
+          part[s % kCh][r][0] = T::template dot_x<S::kUmax>(part[s % kCh][r][0], w[0], x + r * kKr);
+        } else {  // one broadcast for every panel
+          const V xr = T::bcast32(x + r * kKr);
+          static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { part[s % kCh][r][p] = T::template dot<S::kUmax>(part[s % kCh][r][p], w[p], xr); });
+        }
+      });
+      if constexpr (kRun < kPer && (s + 1) % kRun == 0 && s + 1 < kPer) {
+        end_run();
+        begin_run();
+      }
+    });
+  };
+  if constexpr (NKB > 0) {  // runs cut at chunk ends: straight-line code per chunk
+    constexpr int kOuterC = max_i(min_i(kRun, NKB), kPer);
+#pragma GCC unroll 1
+    for (int c0 = 0; c0 < nkb_rt; c0 += NKB)
+      static_for<NKB / kOuterC>([&](auto o) LOWBIT_X86_LAMBDA {
+        begin_run();
+        static_for<kOuterC / kPer>([&](auto t) LOWBIT_X86_LAMBDA { run(c0 + o * kOuterC, t * kPer); });
+        end_run();
+      });
+  } else {  // one step's code, looped
+    for (int kb0 = 0; kb0 < nkb_rt; kb0 += kOuter) {
+      const int n = min_i(kOuter, nkb_rt - kb0);
+      begin_run();
+#pragma GCC unroll 1
+      for (int kb = 0; kb < n; kb += kPer) run(kb0, kb);
+      end_run();
+    }
   }
 }
 

@@ -17,7 +17,6 @@ template <class T, class S, int ROWS, int NP, int MR, int GS, int SF, int PF, bo
 inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0) {
   using V = typename T::V;
   using F = typename T::F;
-  using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
   const int block = GS > 0 ? GS : g.sum_block;
   const int blocks = GS > 0 ? 1 : g.sums_per_group;
   const size_t sums_step = size_t(blocks) * T::kNr * 4;  // column sums per group
@@ -41,9 +40,9 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA { acc[r][p] = T::zero(); });
     });
     for (int s = 0; s < blocks; ++s) {
-      const uint8_t* src[NP];
-      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0]); });
-      block_dot<T, Dot, ROWS, NP, MR, false, GS / kKr, S::kBuffered ? 0 : PF, CHAINS>(src, qx, block / kKr, acc, V());
+      const uint8_t* src[NP][S::kCount];
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0], src[p]); });
+      block_dot<T, S, ROWS, NP, MR, false, chunk_kblocks<S>(GS), S::kBuffered ? 0 : PF, CHAINS>(src, qx, block / kKr, acc, V());
       qx += size_t(block) * MR;
       V cs[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { cs[p] = T::load(sums[p] + size_t(s) * T::kNr * 4); });
@@ -79,7 +78,7 @@ template <class S, int MR, class F>
 LOWBIT_X86_INLINE void with_rows(int m, F&& f) {
   if constexpr (MR == 1) {
     f(std::integral_constant<int, 1>{});
-  } else if constexpr (S::kUnit == 4) {
+  } else if constexpr (std::is_same<S, Planes<4>>::value) {
     static_for<MR>([&](auto i) LOWBIT_X86_LAMBDA {
       if (m == i + 1) f(std::integral_constant<int, i + 1>{});
     });
@@ -99,7 +98,7 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   static_assert(MR == 1 || MR == 4 || MR == 8, "row variants");
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<MR>(shape, a);
-  with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
+  with_src<T>(g, [&](auto s) LOWBIT_X86_LAMBDA {
     using S = decltype(s);
     with_rows<S, MR>(int(a.m), [&](auto rows) LOWBIT_X86_LAMBDA {
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {

@@ -23,7 +23,6 @@ enum class OffsetTerm { kPairProduct, kStart };
 template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF, OffsetTerm OT>
 inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
-  using Dot = typename std::conditional<S::kBuffered, Src<8, S::kUmax>, S>::type;
   const int block = GS > 0 ? GS : g.sum_block;
   const int blocks = GS > 0 ? 1 : g.sums_per_group;
   const int o = 1 << (g.bits - 1);
@@ -53,9 +52,9 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
           _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + PF), _MM_HINT_T0);
     });
     for (int s = 0; s < blocks; ++s) {
-      const uint8_t* src[NP];
-      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { src[p] = block_stream<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0]); });
-      block_dot<T, Dot, 1, NP, 1, true, GS / kKr, S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
+      const uint8_t* src[NP][S::kCount];
+      static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0], src[p]); });
+      block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS), S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
       qx += block;
       if constexpr (kPairs && NP == 1) {
         acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
@@ -80,14 +79,16 @@ template <class T, int NP, int PF, OffsetTerm OT>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<1>(shape, a);
-  with_src(g.bits, [&](auto s) LOWBIT_X86_LAMBDA {
+  with_src<T>(g, [&](auto s) LOWBIT_X86_LAMBDA {
     using S = decltype(s);
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
+      // Fewer panels at a time where their registers would not fit (T::gemv_panels).
+      constexpr int kNp = min_i(NP, T::gemv_panels(S::kLoads));
       auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
         const int np = num_panels<T>(a);
-        const int q = np / NP;
-        for (int p = 0; p < q; ++p) gemv_panels<T, S, NP, gs, sf, zeros, PF, OT>(g, lhs, a, p, q);
-        for (int p = q * NP; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, PF, OT>(g, lhs, a, p, 1);
+        const int q = np / kNp;
+        for (int p = 0; p < q; ++p) gemv_panels<T, S, kNp, gs, sf, zeros, PF, OT>(g, lhs, a, p, q);
+        for (int p = q * kNp; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, PF, OT>(g, lhs, a, p, 1);
       };
       if (g.has_zeros) run(std::true_type{});
       else run(std::false_type{});

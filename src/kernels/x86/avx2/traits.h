@@ -18,6 +18,10 @@ struct Avx256Common {
   using V = __m256i;
   using F = __m256;
   static constexpr int kNr = 8, kBytes = 32;
+  // Panels a GEMV runs at once for a stream format of `loads` vectors per step: with 16
+  // registers, four panels of a multi-plane width spill (accumulators, partials, column sums
+  // and the planes of every panel).
+  static constexpr int gemv_panels(int loads) { return loads > 1 ? 2 : 4; }
 
   static V load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   // A vector of packed weights that unpacks into several: loaded once into a register (the
@@ -43,6 +47,10 @@ struct Avx256Common {
   static V and_(V a, V b) { return _mm256_and_si256(a, b); }
   template <int N>
   static V srli16(V a) { return _mm256_srli_epi16(a, N); }
+  template <int N>
+  static V slli16(V a) { return _mm256_slli_epi16(a, N); }
+  // (a & m) | b
+  static V and_or(V a, V m, V b) { return _mm256_or_si256(_mm256_and_si256(a, m), b); }
   static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
   static V add8(V a, V b) { return _mm256_add_epi8(a, b); }
   // Σ of the byte pairs of each 16-bit lane (s8: unsigned column sums, <= 255 each).

@@ -1,6 +1,7 @@
 // quantize_row (ops/quantize_activations.h) with 512-bit vectors: 16 values per min, max and
 // divide instead of SSE2's 4. Still DESIGN §1's division x / s, not a reciprocal multiply, so
-// the bits are the scalar definition's; the end of the range, the tail and the per-row scalars are its own code.
+// the bits are the scalar definition's; the end of the range, the tail and the per-row scalars are its own
+// code (format/row_quant.h).
 #include <immintrin.h>
 
 #include "kernels/x86/kernels.h"

@@ -23,6 +23,7 @@ struct Avx512Vnni {
     V u;
   };
   static constexpr int kNr = 16, kBytes = 64;
+  static constexpr int gemv_panels(int) { return 4; }  // 32 registers: four panels always fit
   // GCC 12's unmasked forms trip -Wmaybe-uninitialized (_mm512_undefined_*): use maskz.
   static constexpr __mmask16 kAll = 0xFFFF;
 
@@ -50,6 +51,10 @@ struct Avx512Vnni {
   static V and_(V a, V b) { return _mm512_and_si512(a, b); }
   template <int N>
   static V srli16(V a) { return _mm512_srli_epi16(a, N); }
+  template <int N>
+  static V slli16(V a) { return _mm512_slli_epi16(a, N); }
+  // (a & m) | b in one instruction (truth table 0xEA).
+  static V and_or(V a, V m, V b) { return _mm512_ternarylogic_epi32(a, m, b, 0xEA); }
   static V add8(V a, V b) { return _mm512_add_epi8(a, b); }
   static V sum_pairs(V s8) { return _mm512_maddubs_epi16(s8, set1_8(1)); }
   static V cz_high(const uint8_t* zeros, int base) {

@@ -1,0 +1,54 @@
+// 512-bit traits of the table-lookup kernels (lut.h): 64 columns per index vector, the same
+// 16-byte table in all four 128-bit lanes; AVX-512 F/BW (and VL/DQ), no VNNI. Loads, constants
+// and the f32 epilogue come from Avx512Vnni's (avx512vnni/traits.h), which use no VNNI
+// instruction: only its dot products do, and these traits never call them. Include only from
+// translation units built with the AVX-512 flags (sources.cmake).
+#pragma once
+
+#include "kernels/x86/avx512vnni/traits.h"
+
+namespace lowbit {
+namespace x86 {
+namespace {
+
+struct LutAvx512 : Avx512Vnni {
+  static constexpr int kCols = 64;  // columns per index vector: 4 runs of kNr (format/layout.h)
+
+  // The maskz forms: GCC 12's unmasked ones trip -Wmaybe-uninitialized (as Avx512Vnni says).
+  static V table(const uint8_t* p) {
+    return _mm512_maskz_broadcast_i32x4(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static V shuffle(V table, V idx) { return _mm512_shuffle_epi8(table, idx); }
+  // Bytes 0-7 (lo), 8-15 (hi) of each 128-bit lane of a and b, interleaved.
+  static V unpacklo8(V a, V b) { return _mm512_unpacklo_epi8(a, b); }
+  static V unpackhi8(V a, V b) { return _mm512_unpackhi_epi8(a, b); }
+  template <int N>
+  static V srli32(V a) { return _mm512_maskz_srli_epi32(kAll, a, N); }
+  static V add16(V a, V b) { return _mm512_add_epi16(a, b); }
+  static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
+  static V sub32(V a, V b) { return _mm512_sub_epi32(a, b); }
+  static V mul32(V a, V b) { return _mm512_mullo_epi32(a, b); }
+  static V maddubs(V u8, V s8) { return _mm512_maddubs_epi16(u8, s8); }
+  // cz = base + zw of kNr columns, one per int32 lane.
+  static V cz_cols(const uint8_t* zeros, int base) {
+    return add32(_mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(zeros))), set1_32(base));
+  }
+  // The record's scales of the 4 runs of columns; bf16 in the layout's pair order
+  // (format/layout.h, scale_slot): the low half of each 32-bit lane is run 2h, the high half
+  // run 2h + 1.
+  static void load_scales4(const uint8_t* p, bool bf16, F (&out)[4]) {
+    if (bf16) {
+      for (int h = 0; h < 2; ++h) {
+        const V v = load(p + 64 * h);
+        out[2 * h] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, v, 16));
+        out[2 * h + 1] = _mm512_castsi512_ps(and_(v, set1_32(int32_t(0xFFFF0000u))));
+      }
+      return;
+    }
+    for (int r = 0; r < 4; ++r) out[r] = _mm512_loadu_ps(reinterpret_cast<const float*>(p) + r * kNr);
+  }
+};
+
+}  // namespace
+}  // namespace x86
+}  // namespace lowbit
