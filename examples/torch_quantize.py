@@ -12,22 +12,24 @@ at m = 1 (decode) and m = 128 (prefill), on the same number of threads.
 """
 import argparse
 import copy
-import math
 import os
 import statistics
+import sys
 import time
 
-# name: (hidden, intermediate, heads, kv_heads, head_dim, blocks), as tools/models.h.
-MODELS = {
-    "llama3-8b": (4096, 14336, 32, 8, 128, 32),
-    "llama3.2-1b": (2048, 8192, 32, 8, 64, 16),
-    "qwen2.5-0.5b": (896, 4864, 14, 2, 64, 24),
-}
+import torch
+import torch.nn.functional as F
+
+import lowbit
+import lowbit.torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llama import MODELS, DecoderBlock, set_threads  # noqa: E402
 
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", choices=MODELS, default="llama3.2-1b")
+    ap.add_argument("--model", choices=[m for m in MODELS if m != "tiny"], default="llama3.2-1b")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--bits", type=int, default=4)
     ap.add_argument("--group", type=int, default=32)
@@ -37,76 +39,12 @@ def parse_args():
     return ap.parse_args()
 
 
-ARGS = parse_args()
-# Debian's torch runs F.linear on the system BLAS (OpenBLAS), whose thread count is its own: set it
-# before torch loads it, so float and lowbit run on the same number of threads.
-os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.threads)
-
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import lowbit  # noqa: E402
-import lowbit.torch  # noqa: E402
-
-
-class RMSNorm(torch.nn.Module):
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = torch.nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-def rotary(x, positions, base=500000.0):
-    # x: [batch, heads, tokens, head_dim]; rotates pairs (i, i + d/2) by position-dependent angles.
-    half = x.shape[-1] // 2
-    freqs = base ** (-torch.arange(half, dtype=torch.float32) / half)
-    angles = positions[:, None].float() * freqs[None, :]
-    cos, sin = angles.cos(), angles.sin()
-    x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-
-
-class DecoderBlock(torch.nn.Module):
-    """Pre-norm attention (grouped-query, rotary, causal) and a SwiGLU MLP, as in Llama 3."""
-
-    def __init__(self, hidden, inter, heads, kv_heads, head_dim):
-        super().__init__()
-        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
-        self.attn_norm, self.mlp_norm = RMSNorm(hidden), RMSNorm(hidden)
-        self.q_proj = torch.nn.Linear(hidden, heads * head_dim, bias=False)
-        self.k_proj = torch.nn.Linear(hidden, kv_heads * head_dim, bias=False)
-        self.v_proj = torch.nn.Linear(hidden, kv_heads * head_dim, bias=False)
-        self.o_proj = torch.nn.Linear(heads * head_dim, hidden, bias=False)
-        self.gate_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
-        self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
-
-    def forward(self, x):  # x: [batch, tokens, hidden]
-        b, t, _ = x.shape
-        h = self.attn_norm(x)
-        q = self.q_proj(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
-        positions = torch.arange(t)
-        q, k = rotary(q, positions), rotary(k, positions)
-        k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)
-        v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
-        scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
-        attn = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, -1)
-        x = x + self.o_proj(attn)
-        h = self.mlp_norm(x)
-        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
-
-
 def timed_medians(contenders, reps, threads):
     """Median seconds per call of each contender, interleaved (A B A B ...) so they share the
-    machine's noise. With several threads each call follows a 150 ms pause: lowbit's pthreadpool
-    and torch's OpenMP keep their workers spinning for a while after a call, and on a machine
-    with few cores a spinning pool would take the cores of whoever runs next."""
+    machine's noise. With several threads each call follows a 150 ms pause: OpenBLAS (~0.1 s),
+    torch's OpenMP (~10 ms) and lowbit's pool (up to 1 ms) keep their workers spinning for a
+    while after a call, and on a machine with few cores a spinning pool would take the cores of
+    whoever runs next."""
     for fn in contenders.values():
         fn()  # warm-up: plans, caches, first-touch of buffers
     times = {name: [] for name in contenders}
@@ -125,9 +63,9 @@ def relative_error(got, want):
 
 
 def main(args):
-    hidden, inter, heads, kv_heads, head_dim, blocks = MODELS[args.model]
+    hidden, inter, heads, kv_heads, head_dim, blocks, _ = MODELS[args.model]
     torch.manual_seed(0)
-    torch.set_num_threads(args.threads)  # torch's own threads, which lowbit's ops also use
+    set_threads(args.threads)  # torch's and OpenBLAS's (float's F.linear); lowbit's ops follow torch's
     print(f"{args.model}: one decoder block (hidden {hidden}, intermediate {inter}, {heads} heads, "
           f"{kv_heads} KV heads; the model has {blocks}), random weights; torch {torch.__version__}, "
           f"{args.threads} thread(s); lowbit weights {args.bits}-bit, group {args.group}"
@@ -176,4 +114,4 @@ def main(args):
 
 
 if __name__ == "__main__":
-    main(ARGS)
+    main(parse_args())

@@ -15,6 +15,7 @@
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
 #include "ops/reference.h"
+#include "ops/thread_pool.h"
 
 namespace py = pybind11;
 using lowbit::PackedWeights;
@@ -313,6 +314,14 @@ PYBIND11_MODULE(_lowbit, m) {
         py::arg("clamp_max") = py::none(), "The scalar reference (the bit-exact oracle), for tests.");
   m.def("_time_c_api_linear", &time_c_api_linear, py::arg("weights"), py::arg("x"), py::arg("calls"),
         py::arg("num_threads"), "Mean ns per call of the C API's lowbit_linear, for benchmarks.");
+  // A worker held mid-task (ops/thread_pool.h), for the tests that no call waits for it.
+  using Hold = lowbit::WorkerHoldForTesting;
+  m.def("_hold_next_worker_task", &Hold::arm, "Tests: hold the next task a worker takes (<= 60 s).");
+  m.def("_worker_held", &Hold::holding);
+  m.def("_release_held_worker", &Hold::release);
+  m.def("_worker_hold_timed_out", &Hold::timed_out);
+  m.def("_worker_tasks_taken", &Hold::tasks_taken);
+  m.def("_stop_holding_workers", &Hold::stop);
   m.def("_float_reference_linear", &reference<true>, py::arg("qvals"), py::arg("scales"), py::arg("zeros"),
         py::arg("bias"), py::arg("bits"), py::arg("group"), py::arg("x"), py::arg("clamp_min") = py::none(),
         py::arg("clamp_max") = py::none(), "x · dequant(W)^T + bias in double on unquantized x, for tests.");

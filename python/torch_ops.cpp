@@ -15,6 +15,7 @@
 
 #include "describe.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/linear.h"
 
 namespace {
 
@@ -159,8 +160,11 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& packed, c10::optional<d
   o.num_threads = num_threads ? checked_int(*num_threads, "linear", "num_threads", 1, 1024) : at::get_num_threads();
   const at::Tensor xc = x.contiguous();  // the library reads dense rows: no copy when x is contiguous
   try {
-    p->w.linear(checked_int(m, "linear", "m (rows of x)", 1, std::numeric_limits<int>::max()),
-                xc.data_ptr<float>(), y.data_ptr<float>(), o);
+    // A worker still late when the call returns reads the weights in place: it holds their
+    // storage, which the caller may drop meanwhile (p's view is not the storage's owner).
+    lowbit::linear_keeping(p->w, std::make_shared<c10::Storage>(packed.storage()),
+                           checked_int(m, "linear", "m (rows of x)", 1, std::numeric_limits<int>::max()),
+                           xc.data_ptr<float>(), y.data_ptr<float>(), o);
   } catch (const lowbit::Error& e) {
     rethrow("linear", e);
   }

@@ -103,6 +103,26 @@ TEST(Cli, UsageAndBadArgumentsExitTwo) {
   EXPECT_EQ(run("inspect").status, 2);
 }
 
+// A usage error is the message and one line pointing to the help, not the whole usage.
+TEST(Cli, UsageErrorsPrintTheErrorAndWhereTheHelpIs) {
+  const struct {
+    const char *args, *error, *hint;
+  } cases[] = {
+      {"explain --n 64 --k 64 --m 1 --bits 9 --group 32", "lowbit explain: ", "run 'lowbit explain --help' for the options"},
+      {"info --bogus", "lowbit info: ", "run 'lowbit info --help' for the options"},
+      {"run --model gpt5", "lowbit run: ", "run 'lowbit run --help' for the options"},
+      {"frobnicate", "lowbit: unknown command 'frobnicate'", "run 'lowbit --help' for the commands"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(c.args, "", true);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_EQ(r.out.rfind(c.error, 0), 0u) << c.args << ": " << r.out;
+    const size_t first_line = r.out.find('\n');
+    ASSERT_NE(first_line, std::string::npos) << c.args << ": " << r.out;
+    EXPECT_EQ(r.out.substr(first_line + 1), std::string(c.hint) + "\n") << c.args;
+  }
+}
+
 TEST(Cli, HelpPrintsUsageAndExitsZero) {
   for (const char* args : {"--help", "-h", "help", "info --help", "explain --help", "run -h",
                            "pack --help", "inspect --help", "bench --help", "regret --help",

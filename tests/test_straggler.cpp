@@ -1,5 +1,5 @@
-// A late worker does not hold the call (ops/thread_pool.h): a worker stalled mid-task (the
-// test hook blocks it, as the OS does when it deschedules one) leaves the call to finish
+// A late worker does not hold the call (ops/thread_pool.h): a worker stalled mid-task
+// (WorkerHoldForTesting blocks it, as the OS does when it deschedules one) leaves the call to finish
 // without it, bit-exact; once it resumes it never writes y and reads only what it still holds
 // (the weights and activations are freed by the user meanwhile: ASan). Label "concurrency":
 // also under TSan.
@@ -7,85 +7,42 @@
 
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include "lowbit/lowbit.h"
 #include "lowbit/lowbit.hpp"
 #include "ops/thread_pool.h"
+#include "util/aligned.h"
 #include "test_util.h"
 
 namespace lowbit {
 namespace {
 
-// Blocks the first task a worker takes after arm() until release() (or 60 s, a failure).
-struct Stall {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool armed = false, holding = false, released = false, timed_out = false;
-  std::atomic<int> tasks_taken{0};
-
-  static void hook(uint32_t) {
-    Stall& s = instance();
-    s.tasks_taken.fetch_add(1);
-    std::unique_lock<std::mutex> lock(s.mutex);
-    if (!s.armed) return;
-    s.armed = false;
-    s.holding = true;
-    if (!s.cv.wait_for(lock, std::chrono::seconds(60), [&] { return s.released; })) s.timed_out = true;
-    s.holding = false;
-  }
-  static Stall& instance() {
-    static Stall s;
-    return s;
-  }
-  void arm() {
-    std::lock_guard<std::mutex> lock(mutex);
-    armed = true;
-    released = false;
-    timed_out = false;
-  }
-  bool is_holding() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return holding;
-  }
-  void release() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      armed = false;
-      released = true;
-    }
-    cv.notify_all();
-  }
-};
+using Hold = WorkerHoldForTesting;
 
 class Straggler : public ::testing::Test {
  protected:
-  void SetUp() override { set_worker_task_hook_for_testing(&Stall::hook); }
-  void TearDown() override {
-    Stall::instance().release();
-    set_worker_task_hook_for_testing(nullptr);
-  }
+  void TearDown() override { Hold::stop(); }
 
   // Runs `call` until a worker is stalled in one of them (for at most 60 s: on a busy machine
   // a worker may be left out of many calls, ops/thread_pool.cpp kMaxBackoff).
   static void call_until_a_worker_stalls(const std::function<void()>& call) {
-    Stall::instance().arm();
+    Hold::arm();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!Stall::instance().is_holding() && std::chrono::steady_clock::now() < deadline) call();
-    ASSERT_TRUE(Stall::instance().is_holding()) << "no worker took a task in 60 s";
+    while (!Hold::holding() && std::chrono::steady_clock::now() < deadline) call();
+    ASSERT_TRUE(Hold::holding()) << "no worker took a task in 60 s";
   }
 
   // Releases the stalled worker and waits until it took a task of another call: it has left
   // the stalled call's job by then (its reads of the weights included).
   static void release_and_wait_for_the_worker() {
-    Stall& s = Stall::instance();
-    const int before = s.tasks_taken.load();
-    s.release();
+    const uint64_t before = Hold::tasks_taken();
+    Hold::release();
     const WeightProblem p{4096, 1024, 4, 32, false, false};  // calls long enough to join
     const test::Weights w = test::random_weights(p, 9);
     const PackedWeights other = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr);
@@ -94,10 +51,10 @@ class Straggler : public ::testing::Test {
     LinearOptions o;
     o.num_threads = 2;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (s.tasks_taken.load() == before && std::chrono::steady_clock::now() < deadline)
+    while (Hold::tasks_taken() == before && std::chrono::steady_clock::now() < deadline)
       other.linear(1, x.x, y.data(), o);
-    ASSERT_GT(s.tasks_taken.load(), before) << "the stalled worker never came back";
-    EXPECT_FALSE(s.timed_out);
+    ASSERT_GT(Hold::tasks_taken(), before) << "the stalled worker never came back";
+    EXPECT_FALSE(Hold::timed_out());
   }
 };
 
@@ -156,6 +113,41 @@ TEST_F(Straggler, CApiFreesWeightsRightAfterACallWithAStraggler) {
   EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
   lowbit_free(packed);
   release_and_wait_for_the_worker();
+}
+
+// A view reads the caller's memory in place. Its calls return without a stalled worker too;
+// destroying the view is what waits for the worker, so the caller may free the bytes after it.
+TEST_F(Straggler, ViewCallsDoNotWaitForTheStalledWorkerDestroyingTheViewDoes) {
+  const WeightProblem p{4096, 1024, 4, 32, false, true};
+  const test::Weights w = test::random_weights(p, 11);
+  const PackedWeights owned = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(),
+                                                  nullptr, w.bias_ptr());
+  auto bytes = std::make_unique<AlignedBuffer>(owned.size());
+  std::memcpy(bytes->data(), owned.data(), owned.size());
+  auto view = std::make_unique<PackedWeights>(PackedWeights::view(bytes->data(), bytes->size()));
+  const test::Activations x = test::random_activations(1, p.k, 12);
+  const std::vector<float> ref = test::reference(w, 1, x.x);
+  std::vector<float> y(ref.size());
+  LinearOptions o;
+  o.num_threads = 2;
+  call_until_a_worker_stalls([&] { view->linear(1, x.x, y.data(), o); });
+  EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size())) << test::first_difference(y.data(), ref.data(), y.size());
+
+  std::atomic<bool> destroyed{false};
+  bool worker_held_when_destroyed = true;
+  std::thread destroyer([&] {
+    view.reset();
+    worker_held_when_destroyed = Hold::holding();
+    bytes.reset();  // the caller's memory goes: under ASan, a worker still reading it is an error
+    destroyed.store(true);
+  });
+  // A destructor that does not wait returns at once; give it a second to show that (correct
+  // code waits however long this takes).
+  for (int i = 0; i < 100 && !destroyed.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(destroyed.load()) << "the view was destroyed while its stalled worker still read it";
+  release_and_wait_for_the_worker();
+  destroyer.join();
+  EXPECT_FALSE(worker_held_when_destroyed);
 }
 
 // Workers stalled at random (more threads than cores, so the OS deschedules them too): every

@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
     try {
       return c.fn(argc - 2, argv + 2);
     } catch (const lowbit::cli::UsageError& e) {
-      std::fprintf(stderr, "lowbit %s: %s\n\n%s", c.name, e.what(), kUsage);
+      // The error, not the whole usage: above 37 lines of it, the message was easy to miss.
+      std::fprintf(stderr, "lowbit %s: %s\nrun 'lowbit %s --help' for the options\n", c.name, e.what(), c.name);
       return 2;
     } catch (const lowbit::Error& e) {
       std::fprintf(stderr, "lowbit %s: error (%s): %s\n", c.name, lowbit::status_name(e.status()), e.what());
@@ -93,6 +94,6 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "lowbit: unknown command '%s'\n\n%s", argv[1], kUsage);
+  std::fprintf(stderr, "lowbit: unknown command '%s'\nrun 'lowbit --help' for the commands\n", argv[1]);
   return 2;
 }

@@ -86,6 +86,8 @@ class PackedWeights {
   static PackedWeights from_buffer(const void* data, size_t size);
   // Validates like from_buffer but reads the caller's memory in place, without a copy: `data`
   // must be 64-byte aligned and stay alive and unchanged while the result (or a copy) is used.
+  // Calls do not wait for a thread still late when they return (it never writes y); destroying
+  // the last copy does, so `data` may be freed right after.
   // Weights saved by an older format version are arranged anew, so their view is a copy.
   // load, from_buffer and view read every format version; save writes the current one.
   static PackedWeights view(const void* data, size_t size);

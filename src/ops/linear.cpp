@@ -335,6 +335,19 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
 
 // ---- C++ API -------------------------------------------------------------------------------
 
+void PackedWeights::Impl::make_view_lease() {
+  // The last holder (this Impl, or a late worker) runs the deleter: everything the workers
+  // read happened before it.
+  view_lease_ = std::shared_ptr<const void>(
+      this, [](Impl* impl) { impl->view_lease_released_.store(true, std::memory_order_release); });
+}
+
+PackedWeights::Impl::~Impl() {
+  if (!view_lease_) return;
+  view_lease_.reset();
+  while (!view_lease_released_.load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
 namespace {
 
 // LOWBIT_ISA / LOWBIT_L* are read on first use; a malformed value is an argument error of the
@@ -351,6 +364,7 @@ auto with_env_checked(F&& f) -> decltype(f()) {
 PackedWeights wrap(PackedBuffer&& b) {
   auto impl = std::make_shared<PackedWeights::Impl>();
   impl->buf = std::move(b);
+  if (impl->buf.view) impl->make_view_lease();
   return PackedWeights(std::move(impl));
 }
 
@@ -427,13 +441,17 @@ PackedWeights PackedWeights::repack(std::string_view target) const {
                           p.has_zeros ? z.data() : nullptr, p.has_bias ? bias.data() : nullptr));
 }
 
-void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {
+void linear_keeping(const PackedWeights& w, std::shared_ptr<const void> bytes_owner, int m, const float* x,
+                    float* y, const LinearOptions& options) {
   const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
-  RunContext ctx{&default_registry(), prof, &impl_->cache, nullptr, {}};
-  // The weights outlive workers still late when the call returns: they hold impl_ too. A view's
-  // bytes are the caller's, which nothing here keeps alive: its calls wait for their workers.
-  run_linear(ctx, impl_->buf, m, x, y, options,
-             impl_->buf.view ? std::shared_ptr<const void>() : std::shared_ptr<const void>(impl_));
+  RunContext ctx{&default_registry(), prof, &w.impl().cache, nullptr, {}};
+  run_linear(ctx, w.impl().buf, m, x, y, options, std::move(bytes_owner));
+}
+
+void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {
+  // Workers still late when the call returns hold the weights (impl_), or a view's lease.
+  linear_keeping(*this, impl_->view_lease() ? impl_->view_lease() : std::shared_ptr<const void>(impl_), m, x, y,
+                 options);
 }
 
 }  // namespace lowbit

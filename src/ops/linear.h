@@ -3,6 +3,7 @@
 // for its own uarch.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "cpu/profile.h"
@@ -17,7 +18,24 @@ namespace lowbit {
 struct PackedWeights::Impl {
   PackedBuffer buf;
   mutable PlanCache cache;
+  // What a call's workers hold to keep the bytes alive while they are late past its return:
+  // the Impl itself when it owns them. A view's bytes are the caller's, so its workers hold a
+  // lease instead, and destroying the last copy of the view waits until they have let it go:
+  // the caller may free the bytes right after, while its calls never wait.
+  void make_view_lease();
+  const std::shared_ptr<const void>& view_lease() const { return view_lease_; }  // null: owned
+  ~Impl();
+
+ private:
+  std::shared_ptr<const void> view_lease_;
+  std::atomic<bool> view_lease_released_{false};
 };
+
+// PackedWeights::linear, with `bytes_owner` kept alive for workers still late when the call
+// returns instead of the Impl or its view lease: for callers whose view's bytes belong to
+// something else that may free them (a PyTorch tensor's storage).
+void linear_keeping(const PackedWeights& w, std::shared_ptr<const void> bytes_owner, int m, const float* x,
+                    float* y, const LinearOptions& options);
 
 // Where a worker learns its uarch index. The default asks the calling core
 // (cpu/current_core.h); tests inject their own to simulate a heterogeneous machine.

@@ -320,6 +320,72 @@ void set_worker_task_hook_for_testing(void (*hook)(uint32_t)) { g_worker_task_ho
 
 namespace {
 
+struct WorkerHold {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool armed = false, holding = false, released = false, timed_out = false;
+  std::atomic<uint64_t> tasks_taken{0};
+
+  static WorkerHold& instance() {
+    static WorkerHold* h = new WorkerHold;  // never destroyed: a held worker may outlive main
+    return *h;
+  }
+  static void hook(uint32_t) {
+    WorkerHold& h = instance();
+    h.tasks_taken.fetch_add(1);
+    std::unique_lock<std::mutex> lock(h.mutex);
+    if (!h.armed) return;
+    h.armed = false;
+    h.holding = true;
+    if (!h.cv.wait_for(lock, std::chrono::seconds(60), [&] { return h.released; })) h.timed_out = true;
+    h.holding = false;
+  }
+};
+
+}  // namespace
+
+void WorkerHoldForTesting::arm() {
+  WorkerHold& h = WorkerHold::instance();
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.armed = true;
+    h.released = false;
+    h.timed_out = false;
+  }
+  set_worker_task_hook_for_testing(&WorkerHold::hook);
+}
+
+bool WorkerHoldForTesting::holding() {
+  WorkerHold& h = WorkerHold::instance();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.holding;
+}
+
+void WorkerHoldForTesting::release() {
+  WorkerHold& h = WorkerHold::instance();
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.armed = false;
+    h.released = true;
+  }
+  h.cv.notify_all();
+}
+
+bool WorkerHoldForTesting::timed_out() {
+  WorkerHold& h = WorkerHold::instance();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.timed_out;
+}
+
+uint64_t WorkerHoldForTesting::tasks_taken() { return WorkerHold::instance().tasks_taken.load(); }
+
+void WorkerHoldForTesting::stop() {
+  release();
+  set_worker_task_hook_for_testing(nullptr);
+}
+
+namespace {
+
 // Lock-free once created: linear() looks its pool up on every call.
 struct Pools {
   std::mutex create_mutex;

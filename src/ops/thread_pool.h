@@ -144,4 +144,16 @@ ThreadPool* pool_for_threads(int threads);
 // can stall a worker mid-task (sleep) as the OS does when it deschedules one.
 void set_worker_task_hook_for_testing(void (*hook)(uint32_t task));
 
+// Test-only, through that hook (the C++ and the Python tests): hold the first task a worker
+// takes after arm() until release(), or 60 s (then timed_out()), as the OS holds a worker it
+// deschedules mid-task. stop() removes the hook, releasing any held worker.
+struct WorkerHoldForTesting {
+  static void arm();
+  static bool holding();
+  static void release();
+  static bool timed_out();
+  static uint64_t tasks_taken();  // by any worker since the hook was installed
+  static void stop();
+};
+
 }  // namespace lowbit
