@@ -98,7 +98,7 @@ struct Unpacked {
 // Calls f(S{}) with the stream format of g's bit width: its planes in registers where every
 // sum block is whole 32-k blocks (then every plane chunk is whole vectors: format/layout.h),
 // else (groups of 16 mod 32) through the unpack buffer, with a bound on u for the sums.
-template <class T, class F>
+template <class F>
 LOWBIT_X86_INLINE void with_src(const PackedGeometry& g, F&& f) {
   if (g.sum_block % 32 != 0) {
     if (g.bits <= 3) return f(Unpacked<7>{});

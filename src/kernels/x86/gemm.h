@@ -98,7 +98,7 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
   static_assert(MR == 1 || MR == 4 || MR == 8, "row variants");
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<MR>(shape, a);
-  with_src<T>(g, [&](auto s) LOWBIT_X86_LAMBDA {
+  with_src(g, [&](auto s) LOWBIT_X86_LAMBDA {
     using S = decltype(s);
     with_rows<S, MR>(int(a.m), [&](auto rows) LOWBIT_X86_LAMBDA {
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {

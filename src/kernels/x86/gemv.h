@@ -79,7 +79,7 @@ template <class T, int NP, int PF, OffsetTerm OT>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<1>(shape, a);
-  with_src<T>(g, [&](auto s) LOWBIT_X86_LAMBDA {
+  with_src(g, [&](auto s) LOWBIT_X86_LAMBDA {
     using S = decltype(s);
     with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
       // Fewer panels at a time where their registers would not fit (T::gemv_panels).
