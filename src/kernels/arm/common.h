@@ -36,6 +36,15 @@ inline __attribute__((always_inline)) void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
+// with_bits(bits, f): f(integral_constant<int, bits>) for a weight width 1..8, so every width
+// gets its own instantiation of a kernel's loop.
+template <class F>
+inline __attribute__((always_inline)) void with_bits(int bits, F&& f) {
+  static_for<8>([&](auto i) {
+    if (bits == i + 1) f(std::integral_constant<int, i + 1>{});
+  });
+}
+
 // Per-group scales of the record's 8 columns, f32 or bf16 (bf16 << 16 is exact).
 inline void load_scales(const PackedGeometry& g, const uint8_t* rec, float32x4_t s[2]) {
   const uint8_t* p = rec + g.scales_offset;

@@ -284,16 +284,7 @@ void run_signed_bits(const GemmShape& shape, const UKernelArgs& a, const Lhs& lh
 template <class Kern>
 void run(const GemmShape& shape, const UKernelArgs& a) {
   const Lhs lhs = lhs_parts(a.lhs, Kern::kLhs, shape);
-  switch (shape.geo->bits) {
-    case 1: return run_signed_bits<Kern, 1>(shape, a, lhs);
-    case 2: return run_signed_bits<Kern, 2>(shape, a, lhs);
-    case 3: return run_signed_bits<Kern, 3>(shape, a, lhs);
-    case 4: return run_signed_bits<Kern, 4>(shape, a, lhs);
-    case 5: return run_signed_bits<Kern, 5>(shape, a, lhs);
-    case 6: return run_signed_bits<Kern, 6>(shape, a, lhs);
-    case 7: return run_signed_bits<Kern, 7>(shape, a, lhs);
-    default: return run_signed_bits<Kern, 8>(shape, a, lhs);
-  }
+  with_bits(shape.geo->bits, [&](auto bits) { run_signed_bits<Kern, bits>(shape, a, lhs); });
 }
 
 }  // namespace
