@@ -32,13 +32,7 @@ std::vector<const KernelDesc*> arm_kernels() {
 void check(const KernelDesc& kd, const test::Weights& w, int m, const float* x, const std::string& what) {
   const LayoutDesc& layout = *default_registry().layout(kd.layout_id);
   const PackedBuffer b = pack_buffer(layout, w.p, w.q.data(), w.scales.data(), w.zeros_ptr(), w.bias_ptr());
-  ExecPlan plan;
-  plan.m = m;
-  plan.threads = 1;
-  plan.per_uarch[0].num_segments = 1;
-  plan.per_uarch[0].seg[0] = {&kd, 0, m};
-  plan.row_tile = (m + kd.mr - 1) / kd.mr * kd.mr;
-  plan.col_tile = b.geo.n_padded;
+  const ExecPlan plan = single_kernel_plan(kd, m, 1, b.geo.n_padded);
   const ClampRange clamp{true, -3.0f, 2.5f};
   LinearOptions opt;
   opt.has_clamp = true;

@@ -158,13 +158,7 @@ TEST(ArmKernels, ClampKeepsSignedZerosAndNaNLikeTheReference) {
     for (const ClampRange c : {ClampRange{true, -1.0f, -0.0f}, ClampRange{true, 0.0f, 0.0f},
                                ClampRange{true, -0.0f, 0.0f}, ClampRange{true, -0.0f, -0.0f}}) {
       const std::vector<float> want = test::reference(w, m, a.x, c);
-      ExecPlan plan;
-      plan.m = m;
-      plan.threads = 1;
-      plan.per_uarch[0].num_segments = 1;
-      plan.per_uarch[0].seg[0] = {&kd, 0, m};
-      plan.row_tile = (m + kd.mr - 1) / kd.mr * kd.mr;
-      plan.col_tile = layout.nr;
+      const ExecPlan plan = single_kernel_plan(kd, m, 1, layout.nr);
       LinearOptions opt;
       opt.has_clamp = true;
       opt.clamp_min = c.lo;

@@ -44,14 +44,8 @@ double reference_ns(const Workload& w, int m, int threads, int reps) {
   WeightProblem p = w.problem;
   p.n = slice;
   const PackedBuffer b = pack_buffer(portable_layout(), p, w.q.data(), w.scales.data(), nullptr, nullptr);
-  ExecPlan plan;
-  plan.m = m;
-  plan.threads = threads;
   const KernelDesc* k = default_registry().kernel(m >= 4 ? "qa8_qw_gemm_4x1c1__scalar" : "qa8_qw_gemm_1x1c1__scalar");
-  plan.per_uarch[0].num_segments = 1;
-  plan.per_uarch[0].seg[0] = {k, 0, m};
-  plan.row_tile = (m + k->mr - 1) / k->mr * k->mr;
-  plan.col_tile = 8;
+  const ExecPlan plan = single_kernel_plan(*k, m, threads, 8);
   std::vector<float> y(size_t(m) * slice);
   ThreadPool* const pool = pool_for_threads(threads);
   const double t = interleaved_medians(

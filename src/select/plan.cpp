@@ -312,6 +312,17 @@ ExecPlan plan_shell(const CpuProfile& prof, int m, int threads) {
 
 }  // namespace
 
+ExecPlan single_kernel_plan(const KernelDesc& kd, int m, int threads, int col_tile) {
+  ExecPlan plan;
+  plan.m = m;
+  plan.threads = threads;
+  plan.per_uarch[0].num_segments = 1;
+  plan.per_uarch[0].seg[0] = {&kd, 0, m};
+  plan.row_tile = (m + kd.mr - 1) / kd.mr * kd.mr;
+  plan.col_tile = col_tile;
+  return plan;
+}
+
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
                    int threads, PlanExplanation* explain, bool require_code, const Tuning* tuning) {
   const std::shared_ptr<const Tuning> active = tuning ? nullptr : active_tuning();

@@ -74,6 +74,11 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
                    int threads, PlanExplanation* explain = nullptr, bool require_code = true,
                    const Tuning* tuning = nullptr);
 
+// A plan that runs `kd` alone over all m rows with `threads` threads: row tile the rows
+// rounded up to its mr, col_tile columns per tile (a multiple of the layout's nr). For the
+// tests and benchmarks that check or time one kernel.
+ExecPlan single_kernel_plan(const KernelDesc& kd, int m, int threads, int col_tile);
+
 // Every plan make_plan chooses among (each kernel mix × each tiling), for a homogeneous
 // machine, with its estimate in per_uarch[0].est_ns: what `lowbit regret` times.
 struct PlanOption {
