@@ -8,19 +8,15 @@
 #   cyc     llvm-mca Block RThroughput (resource bound) / simulated cycles
 # AVX2 kernels on znver3; AVX-512 ones on znver4 and sapphirerapids.
 #
-# Usage: scripts/x86_mca_lut.sh [OUT_DIR]   (default build/x86_mca_lut; needs build/src/liblowbit.a)
+# Usage: scripts/x86_mca_lut.sh [OUT_DIR]   (default build/x86_mca_lut; needs
+# $LOWBIT_BUILD/src/liblowbit.a, default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-build/x86_mca_lut}")
-lb=${LOWBIT_BUILD:-build}
 h=bench/x86_mca
-for t in llvm-mca-19 llvm-objdump-19 gdb g++; do
-  command -v $t >/dev/null || { echo "x86_mca_lut.sh: needs $t" >&2; exit 2; }
-done
-[ -f "$lb/src/liblowbit.a" ] || { echo "x86_mca_lut.sh: no $lb/src/liblowbit.a (build lowbit_static)" >&2; exit 2; }
-mkdir -p "$out"/{trace,step}
-g++ -O1 -g -no-pie -std=c++17 -Isrc -Iinclude $h/harness_lowbit.cpp "$lb/src/liblowbit.a" \
-  $(pkg-config --libs libcpuinfo) -lz -lpthread -o "$out/harness"
+. $h/lowbit_step.sh
+mca_harness x86_mca_lut.sh "$out"
+mkdir -p "$out/step"
 
 # kernel | rows | columns of one step (every panel it reads at once) | ISA
 kernels="qa8_qw_gemv_1x8c4__avx2|1|32|avx2
@@ -45,12 +41,8 @@ for bits in 1 2 3; do
   echo "|---|---|---|---|---|"
   while IFS='|' read -r k rows cols isa; do
     id=${k}_b$bits
-    addr=$(nm "$out/harness" | awk -v s="$k" '$2 == "T" && index($3, s) > 0 {print $1}' | sed -n 1p)
-    log=$(TRACE_ADDR=$addr TRACE_OUT="$out/trace/$id.pcs" gdb -q -batch -x $h/trace_gdb.py \
-      --args "$out/harness" "$k" "$rows" "$cols" 160 32 "$bits" 0 2>&1 </dev/null)
-    if grep -q WARNING <<<"$log"; then echo "$log" | grep WARNING >&2; exit 1; fi
-    python3 $h/groupstep.py "$out/harness" "$out/trace/$id.pcs" 5 "$out/step/$id.s" >/dev/null
     s="$out/step/$id.s"
+    mca_step "$out/harness_lowbit" "$k" "$rows" "$cols" 160 "$bits" 5 "$s"
     macs=$((rows * cols * 32))
     row="| $k | $(per "$(grep -c '^	' "$s")" $macs) |"
     for c in znver3 znver4 sapphirerapids; do

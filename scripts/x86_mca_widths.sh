@@ -14,15 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build/x86_mca_widths}
-lb=${LOWBIT_BUILD:-build}
 h=bench/x86_mca
-for t in llvm-mca-19 llvm-objdump-19 gdb g++; do
-  command -v $t >/dev/null || { echo "x86_mca_widths.sh: needs $t" >&2; exit 2; }
-done
-[ -f "$lb/src/liblowbit.a" ] || { echo "x86_mca_widths.sh: no $lb/src/liblowbit.a (build lowbit_static)" >&2; exit 2; }
-mkdir -p "$out"
-g++ -O1 -g -no-pie -std=c++17 -Isrc -Iinclude $h/harness_lowbit.cpp "$lb/src/liblowbit.a" \
-  $(pkg-config --libs libcpuinfo) -lz -lpthread -o "$out/harness_lowbit"
+. $h/lowbit_step.sh
+mca_harness x86_mca_widths.sh "$out"
 bin=$out/harness_lowbit
 
 kernels=${*:-"qa8_qw_gemv_1x8c4__avx2 qa8_qw_gemm_4x8c4__avx2 qa8_qw_gemv_1x8c4__avxvnni
@@ -55,17 +49,12 @@ per() { awk -v v="$1" -v m="$2" 'BEGIN {printf "%.1f", v * 1024 / m}'; }
 echo "| kernel | bits | instr | dots | CPU | cyc | rest | cyc/B |"
 echo "|---|---|---|---|---|---|---|---|"
 for kn in $kernels; do
-  addr=$(nm "$bin" | awk -v s="$kn" '$2 == "T" && index($3, s) > 0 {print $1}' | sed -n 1p)
-  [ -n "$addr" ] || { echo "x86_mca_widths.sh: no symbol $kn" >&2; exit 1; }
   m=$(rows_for "$kn")
   case $kn in *avx2) dot=vpmaddubsw ;; *) dot=vpdpbusd ;; esac
   for b in $bits_list; do
     n=$(cols_for "$kn" "$b")
     id=${kn}_b$b
-    TRACE_ADDR=$addr TRACE_OUT="$out/$id.pcs" gdb -q -batch -x $h/trace_gdb.py \
-      --args "$bin" "$kn" "$m" "$n" $k 32 "$b" 0 >"$out/$id.log" 2>&1 </dev/null
-    if grep -q WARNING "$out/$id.log"; then grep WARNING "$out/$id.log" >&2; exit 1; fi
-    python3 $h/groupstep.py "$bin" "$out/$id.pcs" $groups "$out/$id.s" >/dev/null
+    mca_step "$bin" "$kn" "$m" "$n" $k "$b" $groups "$out/$id.s"
     python3 $h/strip_dots.py "$out/$id.s" $dot 1 >"$out/$id.rest.s"
     macs=$((m * n * 32)) bytes=$((n * 32 * b / 8 + n * 2))
     ins=$(grep -c '^	' "$out/$id.s") dots=$(grep -cE "^	(\{vex\} )?$dot " "$out/$id.s" || true)
