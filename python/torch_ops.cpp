@@ -157,14 +157,29 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& packed, c10::optional<d
   o.has_clamp = clamp_min || clamp_max;
   o.clamp_min = clamp_min ? float(*clamp_min) : -std::numeric_limits<float>::infinity();
   o.clamp_max = clamp_max ? float(*clamp_max) : std::numeric_limits<float>::infinity();
-  o.num_threads = num_threads ? checked_int(*num_threads, "linear", "num_threads", 1, 1024) : at::get_num_threads();
   const at::Tensor xc = x.contiguous();  // the library reads dense rows: no copy when x is contiguous
+  const int rows = checked_int(m, "linear", "m (rows of x)", 1, std::numeric_limits<int>::max());
   try {
-    // A worker still late when the call returns reads the weights in place: it holds their
-    // storage, which the caller may drop meanwhile (p's view is not the storage's owner).
-    lowbit::linear_keeping(p->w, std::make_shared<c10::Storage>(packed.storage()),
-                           checked_int(m, "linear", "m (rows of x)", 1, std::numeric_limits<int>::max()),
-                           xc.data_ptr<float>(), y.data_ptr<float>(), o);
+    if (num_threads) {
+      // An explicit count runs on lowbit's own pool. A worker still late when the call returns
+      // reads the weights in place: it holds their storage, which the caller may drop meanwhile
+      // (p's view is not the storage's owner).
+      o.num_threads = checked_int(*num_threads, "linear", "num_threads", 1, 1024);
+      lowbit::linear_keeping(p->w, std::make_shared<c10::Storage>(packed.storage()), rows, xc.data_ptr<float>(),
+                             y.data_ptr<float>(), o);
+    } else {
+      // torch's threads (docs/architecture.md, "Inside PyTorch"): its OpenMP workers spin for
+      // milliseconds after each of torch's own parallel regions, so on their cores a thread of
+      // lowbit's would wait for them, while they start on lowbit's tasks at once.
+      lowbit::ForeignTeam team;
+      team.threads = at::get_num_threads();
+      team.fork_join = [](void*, void (*body)(void*), void* arg) {
+        at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) body(arg);
+        });
+      };
+      lowbit::linear_on_team(p->w, rows, xc.data_ptr<float>(), y.data_ptr<float>(), o, team);
+    }
   } catch (const lowbit::Error& e) {
     rethrow("linear", e);
   }

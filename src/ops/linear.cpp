@@ -1,6 +1,7 @@
 #include "ops/linear.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -285,12 +286,82 @@ LinearJob& idle_job() {
   return *cache.jobs.back();
 }
 
+uint64_t steady_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// A team's call: whoever enters first packs the activations (nobody is late past the return,
+// so any team thread may read the caller's memory), then every thread takes tasks until none
+// is left. The calling thread notes when it ran out of tasks and how long its tasks took.
+struct TeamCall {
+  LinearJob* job;
+  uint32_t num_tasks;
+  std::thread::id caller;
+  std::atomic<bool> prologue_taken{false};
+  std::atomic<uint32_t> next{0}, helped{0};
+  uint64_t caller_done_ns = 0, caller_task_ns = 0;
+
+  static void body(void* arg) {
+    TeamCall& c = *static_cast<TeamCall*>(arg);
+    if (!c.prologue_taken.exchange(true, std::memory_order_relaxed)) c.job->prologue();
+    const uint64_t t0 = steady_ns();
+    uint32_t mine = 0;
+    for (uint32_t t; (t = c.next.fetch_add(1, std::memory_order_relaxed)) < c.num_tasks; ++mine)
+      c.job->run(t, nullptr, false);
+    if (std::this_thread::get_id() != c.caller) {
+      c.helped.fetch_add(mine, std::memory_order_relaxed);
+    } else {
+      c.caller_done_ns = steady_ns();
+      c.caller_task_ns = (c.caller_done_ns - t0) / std::max(mine, 1u);
+    }
+  }
+
+  // The team was late: its other threads took no task, or the calling thread, out of tasks,
+  // waited for them longer than one of its own tasks takes (half again, and at least 20 us: a
+  // thread finishing its last task is not late) — one was descheduled, as on a busy machine.
+  bool late() const {
+    if (helped.load(std::memory_order_relaxed) == 0) return true;
+    const uint64_t patience = std::max<uint64_t>(20'000, caller_task_ns * 3 / 2);
+    return caller_done_ns != 0 && steady_ns() - caller_done_ns > patience;
+  }
+};
+
+// The calling thread's team (an OpenMP team belongs to the thread that opens its regions):
+// calls it is left out of, and the current backoff (ops/thread_pool.cpp's rule for a worker).
+struct TeamBackoff {
+  int skip = 0, backoff = 0;
+};
+constexpr int kMaxTeamBackoff = 64;
+
+void execute_on_team(LinearJob& job, const ForeignTeam& team) {
+  thread_local TeamBackoff b;
+  const uint32_t n = job.num_tasks();
+  if (team.threads < 2 || n < 2 || b.skip > 0) {
+    if (team.threads >= 2 && n >= 2) --b.skip;
+    job.prologue();
+    for (uint32_t t = 0; t < n; ++t) job.run(t, nullptr, false);
+    return;
+  }
+  TeamCall c{&job, n, std::this_thread::get_id()};
+  team.fork_join(team.ctx, &TeamCall::body, &c);
+  if (!c.prologue_taken.load(std::memory_order_relaxed) || c.next.load(std::memory_order_relaxed) < n)
+    fail(Status::internal, "the thread team returned before running the call's tasks");
+  b.backoff = c.late() ? std::min(std::max(1, 2 * b.backoff), kMaxTeamBackoff) : 0;
+  b.skip = b.backoff;
+}
+
 }  // namespace
 
 void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
                   const float* x, float* y, const LinearOptions& opt, ThreadPool* pool,
-                  UarchSource uarch_source, std::shared_ptr<const void> owner) {
+                  UarchSource uarch_source, std::shared_ptr<const void> owner, const ForeignTeam* team) {
   LinearJob& job = idle_job();
+  if (team) {
+    job.prepare(plan, profile, w, m, x, y, opt, uarch_source, nullptr);
+    execute_on_team(job, *team);
+    return;
+  }
   const bool owned = owner != nullptr;
   job.prepare(plan, profile, w, m, x, y, opt, uarch_source, pool ? std::move(owner) : nullptr);
   if (pool == nullptr) {
@@ -314,11 +385,14 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
   }
   if (opt.num_threads > kMaxThreads)
     fail(Status::invalid_argument, "num_threads ", opt.num_threads, " exceeds ", kMaxThreads);
+  if (ctx.team && (ctx.team->threads < 1 || ctx.team->threads > kMaxThreads))
+    fail(Status::invalid_argument, "the team's thread count ", ctx.team->threads, " is outside [1, ", kMaxThreads, "]");
   ThreadPool* pool = ctx.pool;
-  int threads = pool ? pool->threads()
-                     : (opt.num_threads > 0 ? opt.num_threads : int(ctx.profile->num_threads()));
+  int threads = ctx.team ? ctx.team->threads
+                : pool   ? pool->threads()
+                         : (opt.num_threads > 0 ? opt.num_threads : int(ctx.profile->num_threads()));
   threads = std::max(threads, 1);
-  if (pool == nullptr) pool = pool_for_threads(threads);
+  if (pool == nullptr && ctx.team == nullptr) pool = pool_for_threads(threads);
 
   const uint64_t key = plan_key(m, threads);
   const ExecPlan* plan = ctx.cache ? ctx.cache->find(key) : nullptr;
@@ -330,7 +404,7 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
     plan = ctx.cache ? ctx.cache->insert(fresh) : nullptr;
     if (plan == nullptr) plan = &fresh;
   }
-  execute_plan(*plan, *ctx.profile, w, m, x, y, opt, pool, ctx.uarch_source, std::move(owner));
+  execute_plan(*plan, *ctx.profile, w, m, x, y, opt, pool, ctx.uarch_source, std::move(owner), ctx.team);
 }
 
 // ---- C++ API -------------------------------------------------------------------------------
@@ -446,6 +520,14 @@ void linear_keeping(const PackedWeights& w, std::shared_ptr<const void> bytes_ow
   const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
   RunContext ctx{&default_registry(), prof, &w.impl().cache, nullptr, {}};
   run_linear(ctx, w.impl().buf, m, x, y, options, std::move(bytes_owner));
+}
+
+void linear_on_team(const PackedWeights& w, int m, const float* x, float* y, const LinearOptions& options,
+                    const ForeignTeam& team) {
+  if (team.fork_join == nullptr) fail(Status::invalid_argument, "the team has no fork_join");
+  const CpuProfile* prof = with_env_checked([] { return &host_profile(); });
+  RunContext ctx{&default_registry(), prof, &w.impl().cache, nullptr, {}, &team};
+  run_linear(ctx, w.impl().buf, m, x, y, options);
 }
 
 void PackedWeights::linear(int m, const float* x, float* y, const LinearOptions& options) const {

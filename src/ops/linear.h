@@ -37,6 +37,24 @@ struct PackedWeights::Impl {
 void linear_keeping(const PackedWeights& w, std::shared_ptr<const void> bytes_owner, int m, const float* x,
                     float* y, const LinearOptions& options);
 
+// Someone else's threads for one call (PyTorch's intra-op team): fork_join(ctx, body, arg) runs
+// body(arg) on each of the team's `threads` threads, the calling one among them, and returns
+// once every one has returned (an OpenMP region). Such a call returns only when the team's last
+// thread has left it: lowbit's own pool does not wait for a late worker, a team does.
+struct ForeignTeam {
+  int threads = 1;
+  void (*fork_join)(void* ctx, void (*body)(void*), void* arg) = nullptr;
+  void* ctx = nullptr;
+};
+
+// PackedWeights::linear with the tasks on `team` instead of lowbit's pool. Tasks are claimed one
+// at a time by whichever thread is free, so a thread that starts late gets less work, not the
+// same share; and a team whose other threads took no task in a call (late: on a busy machine,
+// or asleep) is left out of this thread's next calls, twice as many each time, up to 64, which
+// then run on the calling thread alone. options.num_threads is ignored (team.threads plans).
+void linear_on_team(const PackedWeights& w, int m, const float* x, float* y, const LinearOptions& options,
+                    const ForeignTeam& team);
+
 // Where a worker learns its uarch index. The default asks the calling core
 // (cpu/current_core.h); tests inject their own to simulate a heterogeneous machine.
 struct UarchSource {
@@ -50,6 +68,7 @@ struct RunContext {
   PlanCache* cache = nullptr;   // nullptr: plan every call
   ThreadPool* pool = nullptr;   // nullptr: the process-wide pool for `threads`
   UarchSource uarch_source;
+  const ForeignTeam* team = nullptr;  // not nullptr: the tasks run on it, not on a pool
 };
 
 // Validates the arguments (Error(invalid_argument) naming the bad one) and runs; `owner` as
@@ -58,6 +77,7 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
                 const LinearOptions& opt, std::shared_ptr<const void> owner = nullptr);
 
 // Executes an existing plan (no validation): used by run_linear and the regret tool.
+// With a team (not nullptr), on it (linear_on_team), and `pool` and `owner` are not used.
 // With an `owner` that keeps `w` alive, the call returns as soon as y is complete: a worker
 // still late then keeps a reference to `owner` (and copies of the plan and the packed
 // activations) and never writes y; it may also still ask `uarch_source` and `profile` for its
@@ -65,7 +85,8 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
 // the call also waits until its workers have left.
 void execute_plan(const ExecPlan& plan, const CpuProfile& profile, const PackedBuffer& w, int m,
                   const float* x, float* y, const LinearOptions& opt, ThreadPool* pool,
-                  UarchSource uarch_source, std::shared_ptr<const void> owner = nullptr);
+                  UarchSource uarch_source, std::shared_ptr<const void> owner = nullptr,
+                  const ForeignTeam* team = nullptr);
 
 // True when LOWBIT_LOG names "select": fresh decisions are printed to stderr.
 bool log_select();

@@ -1,6 +1,8 @@
 """torch.ops.lowbit (pack, linear, repack, info) and lowbit.torch (LowbitLinear, quantize_, repack_)."""
 import io
 import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -34,8 +36,14 @@ def test_linear_is_bit_exact_with_the_scalar_reference(bits, zeros, bias, clamp)
     cmin, cmax = clamp or (None, None)
     ref = lowbit._reference_linear(q, s, z, b, bits, group, x.numpy(), cmin, cmax)
     for threads in (1, 2, 3):
-        assert same_bits(torch.ops.lowbit.linear(x, p, cmin, cmax, threads).numpy(), ref)
-    assert same_bits(torch.ops.lowbit.linear(x, p, cmin, cmax).numpy(), ref)  # torch's thread count
+        assert same_bits(torch.ops.lowbit.linear(x, p, cmin, cmax, threads).numpy(), ref)  # lowbit's pool
+    old = torch.get_num_threads()
+    try:
+        for threads in (1, 2, 3):  # torch's threads
+            torch.set_num_threads(threads)
+            assert same_bits(torch.ops.lowbit.linear(x, p, cmin, cmax).numpy(), ref)
+    finally:
+        torch.set_num_threads(old)
     if clamp is None:
         yf = lowbit._float_reference_linear(q, s, z, b, bits, group, x.numpy())
         assert np.all(np.abs(ref.astype(np.float64) - yf) <= float_bound(x.numpy(), q, s, z, yf))
@@ -77,22 +85,42 @@ def threads_now():
     return len(os.listdir("/proc/self/task"))
 
 
-def test_thread_count_is_honoured():
-    # lowbit starts a thread pool per thread count on first use: the process gains that many
-    # threads, less the caller (which works too).
-    _, p = layer(4, n=512, k=256)
-    x = torch.randn(64, 256)
-    before = threads_now()
-    torch.ops.lowbit.linear(x, p, None, None, 5)
-    assert threads_now() - before in (4, 5)
+def test_many_tasks_on_torchs_threads_are_bit_exact():
+    # Enough tasks that each of torch's threads takes some, whoever comes first.
+    (q, s, z, b), p = layer(6, n=4096, k=512)
     old = torch.get_num_threads()
     try:
-        torch.set_num_threads(7)
-        before = threads_now()
-        torch.ops.lowbit.linear(x, p)
-        assert threads_now() - before in (6, 7)
+        for m in (1, 7, 64):
+            x = torch.randn(m, 512, generator=torch.Generator().manual_seed(m))
+            ref = lowbit._reference_linear(q, s, z, b, 4, 32, x.numpy())
+            for threads in (2, 3):
+                torch.set_num_threads(threads)
+                for _ in range(5):
+                    assert same_bits(torch.ops.lowbit.linear(x, p).numpy(), ref)
     finally:
         torch.set_num_threads(old)
+
+
+def test_thread_count_is_honoured():
+    # In a fresh process: without a count the op runs on torch's intra-op threads, which torch
+    # starts for torch.set_num_threads' count (less the caller, which works too); an explicit
+    # count starts lowbit's pool for it on first use.
+    code = """
+import os, numpy as np, torch, lowbit.torch
+threads = lambda: len(os.listdir("/proc/self/task"))
+q = np.ones((512, 256), np.int8); s = np.full((512, 8), 0.01, np.float32)
+p = torch.ops.lowbit.pack(torch.from_numpy(q), torch.from_numpy(s), None, None, 4, 32)
+x = torch.randn(64, 256)
+torch.set_num_threads(7)
+before = threads(); torch.ops.lowbit.linear(x, p); on_torch = threads() - before
+before = threads(); torch.ops.lowbit.linear(x, p, None, None, 5); on_pool = threads() - before
+print(on_torch, on_pool)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/",
+                       env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(lowbit.__file__))))
+    assert r.returncode == 0, r.stderr
+    on_torch, on_pool = map(int, r.stdout.split())
+    assert on_torch == 6 and on_pool in (4, 5), r.stdout
 
 
 def test_argument_errors_name_the_bad_value():
