@@ -173,6 +173,13 @@ def main(args):
                 results[c]["tokens"].append(tokens)
         set_threads(args.threads)
         forced, _, _ = generate(qmodel, prompt, args.generate, forced=results[contenders[0]]["tokens"][0][:-1])
+        # torch's own float operators (attention, norms) need not give the same bits at every
+        # thread count; lowbit's int8 activations can turn such a difference into another token.
+        float_logits = {}
+        for t in sorted({1, args.threads}):
+            set_threads(t)
+            float_logits[t] = fmodel(prompt[None], fmodel.caches(1, args.prompt), 0)
+        float_diff = float((float_logits[1] - float_logits[args.threads]).abs().max())
 
     rss = {} if args.no_memory else {kind: peak_rss_mib(args, kind) for kind in ("float", "lowbit")}
     print(f"{'model':7} {'threads':>7} {'pause':>6}   {'prompt tokens/s':>15}   {'generated tokens/s':>18} "
@@ -206,6 +213,9 @@ def main(args):
     print(f"every lowbit generation (each thread count and pause) gave the same tokens: "
           f"{'yes' if all(t == lowbit_runs[0] for t in lowbit_runs) else 'NO'}; every float one: "
           f"{'yes' if all(t == float_runs[0] for t in float_runs) else 'no'}")
+    print(f"float's own prompt logits at 1 and {args.threads} thread(s): "
+          f"{'bit-identical' if float_diff == 0 else f'differ by up to {float_diff:.1e}'} (torch's operators; "
+          f"lowbit's linear layers give the same bits at every thread count)")
     print(f"\ntokens/s from the median of {args.reps} x {args.prompt_reps} prompt passes and of "
           f"{args.reps} x {args.generate - 1} decode steps per row; the rows' generations interleaved; "
           f"peak RSS: that model alone generating at {args.threads} thread(s), in a child process; "

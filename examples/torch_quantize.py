@@ -41,10 +41,13 @@ def parse_args():
 
 def timed_medians(contenders, reps, threads):
     """Median seconds per call of each contender, interleaved (A B A B ...) so they share the
-    machine's noise. With several threads each call follows a 150 ms pause: OpenBLAS (~0.1 s),
-    torch's OpenMP (~10 ms) and lowbit's pool (up to 1 ms) keep their workers spinning for a
-    while after a call, and on a machine with few cores a spinning pool would take the cores of
-    whoever runs next."""
+    machine's noise. With several threads each call follows a 150 ms pause and then an untimed
+    call of the same contender: OpenBLAS (~0.1 s), torch's OpenMP (~10 ms) and lowbit keep their
+    threads spinning for a while after a call, and on a machine with few cores a spinning pool
+    would take the cores of whoever runs next; after the pause every thread sleeps, and the
+    untimed call wakes the contender's own (on the 2-vCPU VM a sleeping thread can take
+    milliseconds to wake), so the timed call costs what a call costs in a running model, where
+    calls follow each other."""
     for fn in contenders.values():
         fn()  # warm-up: plans, caches, first-touch of buffers
     times = {name: [] for name in contenders}
@@ -52,6 +55,7 @@ def timed_medians(contenders, reps, threads):
         for name, fn in contenders.items():
             if threads > 1:
                 time.sleep(0.15)
+                fn()
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)

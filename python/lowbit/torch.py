@@ -44,7 +44,8 @@ class LowbitLinear(torch.nn.Module):
     ``scale_format="f32"``) and packs it for this CPU (or ``target``). The packed bytes are the
     buffer ``packed``: ``state_dict``, ``torch.save`` and ``torch.load`` carry them, and loading
     validates them again. x must be float32 on the CPU; inference only (backward raises).
-    ``num_threads``: None uses ``torch.get_num_threads()``.
+    ``num_threads``: None runs on torch's intra-op threads (``torch.get_num_threads()``), a
+    number on lowbit's own pool of that many threads (docs/python.md).
     """
 
     def __init__(self, linear, bits=4, group_size=32, zero_points=False, *, scale_format="bf16",

@@ -293,46 +293,46 @@ uint64_t steady_ns() {
 
 // A team's call: whoever enters first packs the activations (nobody is late past the return,
 // so any team thread may read the caller's memory), then every thread takes tasks until none
-// is left. The calling thread notes when it ran out of tasks and how long its tasks took.
+// is left. The calling thread notes how long it worked.
 struct TeamCall {
   LinearJob* job;
   uint32_t num_tasks;
   std::thread::id caller;
   std::atomic<bool> prologue_taken{false};
-  std::atomic<uint32_t> next{0}, helped{0};
-  uint64_t caller_done_ns = 0, caller_task_ns = 0;
+  std::atomic<uint32_t> next{0};
+  uint64_t fork_ns = 0, caller_busy_ns = 0;
 
   static void body(void* arg) {
     TeamCall& c = *static_cast<TeamCall*>(arg);
-    if (!c.prologue_taken.exchange(true, std::memory_order_relaxed)) c.job->prologue();
     const uint64_t t0 = steady_ns();
-    uint32_t mine = 0;
-    for (uint32_t t; (t = c.next.fetch_add(1, std::memory_order_relaxed)) < c.num_tasks; ++mine)
+    if (!c.prologue_taken.exchange(true, std::memory_order_relaxed)) c.job->prologue();
+    for (uint32_t t; (t = c.next.fetch_add(1, std::memory_order_relaxed)) < c.num_tasks;)
       c.job->run(t, nullptr, false);
-    if (std::this_thread::get_id() != c.caller) {
-      c.helped.fetch_add(mine, std::memory_order_relaxed);
-    } else {
-      c.caller_done_ns = steady_ns();
-      c.caller_task_ns = (c.caller_done_ns - t0) / std::max(mine, 1u);
-    }
+    if (std::this_thread::get_id() == c.caller) c.caller_busy_ns = steady_ns() - t0;
   }
 
-  // The team was late: its other threads took no task, or the calling thread, out of tasks,
-  // waited for them longer than one of its own tasks takes (half again, and at least 20 us: a
-  // thread finishing its last task is not late) — one was descheduled, as on a busy machine.
+  // The team was late: the calling thread waited for it, to start or to finish, longer than
+  // half its own work (then the team no longer saved the caller anything) and more than 50 us
+  // (a region's start and end on a busy team; a thread finishing its last task is not late) —
+  // a thread of the team was asleep or descheduled, as on a busy machine. Measured on the
+  // 2-vCPU VM: waits of 20-30 us on calls of 100-400 us, and of 2-8 ms on a thread's wake-up.
   bool late() const {
-    if (helped.load(std::memory_order_relaxed) == 0) return true;
-    const uint64_t patience = std::max<uint64_t>(20'000, caller_task_ns * 3 / 2);
-    return caller_done_ns != 0 && steady_ns() - caller_done_ns > patience;
+    const uint64_t waited = steady_ns() - fork_ns - caller_busy_ns;
+    return waited > std::max<uint64_t>(50'000, caller_busy_ns / 2);
   }
 };
 
 // The calling thread's team (an OpenMP team belongs to the thread that opens its regions):
-// calls it is left out of, and the current backoff (ops/thread_pool.cpp's rule for a worker).
+// calls it is left out of, and the current backoff. As ops/thread_pool.cpp's rule for a worker,
+// except that only a run of calls in time halves the backoff, instead of one clearing it: a late
+// team costs the caller a wait (a sleeping thread's wake-up: on the 2-vCPU VM up to 7 ms after
+// a 150 ms pause), a late pool worker costs it nothing, so lateness that comes back after every
+// pause must not be forgotten after one call in time.
 struct TeamBackoff {
-  int skip = 0, backoff = 0;
+  int skip = 0, backoff = 0, in_time = 0;
 };
 constexpr int kMaxTeamBackoff = 64;
+constexpr int kTeamCallsToHalve = 16;
 
 void execute_on_team(LinearJob& job, const ForeignTeam& team) {
   thread_local TeamBackoff b;
@@ -344,11 +344,18 @@ void execute_on_team(LinearJob& job, const ForeignTeam& team) {
     return;
   }
   TeamCall c{&job, n, std::this_thread::get_id()};
+  c.fork_ns = steady_ns();
   team.fork_join(team.ctx, &TeamCall::body, &c);
   if (!c.prologue_taken.load(std::memory_order_relaxed) || c.next.load(std::memory_order_relaxed) < n)
     fail(Status::internal, "the thread team returned before running the call's tasks");
-  b.backoff = c.late() ? std::min(std::max(1, 2 * b.backoff), kMaxTeamBackoff) : 0;
-  b.skip = b.backoff;
+  if (c.late()) {
+    b.backoff = std::min(std::max(1, 2 * b.backoff), kMaxTeamBackoff);
+    b.skip = b.backoff;
+    b.in_time = 0;
+  } else if (++b.in_time == kTeamCallsToHalve) {
+    b.backoff /= 2;
+    b.in_time = 0;
+  }
 }
 
 }  // namespace

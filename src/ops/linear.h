@@ -49,9 +49,10 @@ struct ForeignTeam {
 
 // PackedWeights::linear with the tasks on `team` instead of lowbit's pool. Tasks are claimed one
 // at a time by whichever thread is free, so a thread that starts late gets less work, not the
-// same share; and a team whose other threads took no task in a call (late: on a busy machine,
-// or asleep) is left out of this thread's next calls, twice as many each time, up to 64, which
-// then run on the calling thread alone. options.num_threads is ignored (team.threads plans).
+// same share; and a team that kept the caller waiting longer than half its own work (late: a
+// thread asleep or descheduled) is left out of this thread's next calls, twice as many each
+// time up to 64 (16 calls in time halve that), which then run on the calling thread alone.
+// options.num_threads is ignored (team.threads plans).
 void linear_on_team(const PackedWeights& w, int m, const float* x, float* y, const LinearOptions& options,
                     const ForeignTeam& team);
 

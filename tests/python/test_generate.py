@@ -71,3 +71,4 @@ def test_the_script_reports_rates_memory_and_agreement():
     assert all(float(v) > 0 for row in rows for v in row[3:5])
     assert float(rows[2][-1]) > 0 and float(rows[3][-1]) > 0  # peak RSS of float and lowbit
     assert "every lowbit generation (each thread count and pause) gave the same tokens: yes" in r.stdout
+    assert "float's own prompt logits at 1 and 2 thread(s): " in r.stdout
