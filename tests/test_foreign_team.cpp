@@ -17,11 +17,13 @@
 namespace lowbit {
 namespace {
 
-// A fork-join team of std::threads: body on the calling thread and on threads - 1 others, each
-// of which first sleeps `helper_delay` (a descheduled thread); returns when all have returned.
+// A fork-join team of std::threads: body on the calling thread and on threads - 1 others;
+// returns when all have returned. With late_helpers the others start only once the caller's body
+// has returned, and then twice its time plus 1 ms later (a descheduled thread: late however
+// slowly the machine, or an emulator, runs the caller).
 struct ThreadTeam {
   int threads = 2;
-  std::chrono::microseconds helper_delay{0};
+  bool late_helpers = false;
   std::atomic<int> forks{0};
 
   ForeignTeam team() {
@@ -31,13 +33,19 @@ struct ThreadTeam {
     t.fork_join = [](void* ctx, void (*body)(void*), void* arg) {
       ThreadTeam& self = *static_cast<ThreadTeam*>(ctx);
       self.forks.fetch_add(1);
+      std::atomic<int64_t> caller_ns{-1};
       std::vector<std::thread> helpers;
       for (int i = 1; i < self.threads; ++i)
         helpers.emplace_back([&] {
-          std::this_thread::sleep_for(self.helper_delay);
+          if (self.late_helpers) {
+            while (caller_ns.load() < 0) std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::nanoseconds(2 * caller_ns.load()) + std::chrono::milliseconds(1));
+          }
           body(arg);
         });
+      const auto t0 = std::chrono::steady_clock::now();
       body(arg);
+      caller_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
       for (std::thread& h : helpers) h.join();
     };
     return t;
@@ -88,7 +96,7 @@ TEST(ForeignTeam, ALateTeamIsLeftOutOfTheNextCallsThenAskedAgain) {
   // Runs on a fresh thread: the backoff belongs to the calling thread (as an OpenMP team does).
   std::thread([&] {
     ThreadTeam tt;
-    tt.helper_delay = std::chrono::milliseconds(30);  // the caller is done long before
+    tt.late_helpers = true;
     const ForeignTeam team = tt.team();
     linear_on_team(packed, 1, x.x, y.data(), {}, team);
     EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
@@ -100,7 +108,7 @@ TEST(ForeignTeam, ALateTeamIsLeftOutOfTheNextCallsThenAskedAgain) {
     EXPECT_EQ(tt.forks.load(), 2);
     for (int i = 0; i < 2; ++i) linear_on_team(packed, 1, x.x, y.data(), {}, team);  // left out of two
     EXPECT_EQ(tt.forks.load(), 2);
-    tt.helper_delay = std::chrono::microseconds(0);
+    tt.late_helpers = false;
     linear_on_team(packed, 1, x.x, y.data(), {}, team);  // asked again
     EXPECT_EQ(tt.forks.load(), 3);
     EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
