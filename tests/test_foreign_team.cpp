@@ -124,33 +124,24 @@ TEST(ForeignTeam, ATeamThatRunsNothingIsAnInternalErrorNotAWrongResult) {
   ForeignTeam idle;
   idle.threads = 2;
   idle.fork_join = [](void*, void (*)(void*), void*) {};
-  std::thread([&] {  // a thread whose team was never late (the backoff is per calling thread)
+  // The error linear_on_team(team) throws, its status, and a text its message names.
+  auto expect_error = [&](const ForeignTeam& team, Status status, const std::string& names) {
     try {
-      linear_on_team(packed, 4, x.x, y.data(), {}, idle);
+      linear_on_team(packed, 4, x.x, y.data(), {}, team);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
-      EXPECT_EQ(e.status(), Status::internal);
+      EXPECT_EQ(e.status(), status);
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
     }
-  }).join();
+  };
+  // On a thread whose team was never late (the backoff is per calling thread).
+  std::thread([&] { expect_error(idle, Status::internal, "before running the call's tasks"); }).join();
   ForeignTeam none;
   none.threads = 2;
-  try {
-    linear_on_team(packed, 4, x.x, y.data(), {}, none);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), Status::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("fork_join"), std::string::npos) << e.what();
-  }
-  ForeignTeam huge = none;
-  huge.fork_join = idle.fork_join;
-  huge.threads = 0;
-  try {
-    linear_on_team(packed, 4, x.x, y.data(), {}, huge);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.status(), Status::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("thread count 0"), std::string::npos) << e.what();
-  }
+  expect_error(none, Status::invalid_argument, "fork_join");
+  ForeignTeam no_threads = idle;
+  no_threads.threads = 0;
+  expect_error(no_threads, Status::invalid_argument, "thread count 0");
 }
 
 }  // namespace
