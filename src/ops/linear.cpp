@@ -1,7 +1,6 @@
 #include "ops/linear.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -286,11 +285,6 @@ LinearJob& idle_job() {
   return *cache.jobs.back();
 }
 
-uint64_t steady_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
 // A team's call: whoever enters first packs the activations (nobody is late past the return,
 // so any team thread may read the caller's memory), then every thread takes tasks until none
 // is left. The calling thread notes how long it worked.
@@ -304,11 +298,11 @@ struct TeamCall {
 
   static void body(void* arg) {
     TeamCall& c = *static_cast<TeamCall*>(arg);
-    const uint64_t t0 = steady_ns();
+    const uint64_t t0 = steady_now_ns();
     if (!c.prologue_taken.exchange(true, std::memory_order_relaxed)) c.job->prologue();
     for (uint32_t t; (t = c.next.fetch_add(1, std::memory_order_relaxed)) < c.num_tasks;)
       c.job->run(t, nullptr, false);
-    if (std::this_thread::get_id() == c.caller) c.caller_busy_ns = steady_ns() - t0;
+    if (std::this_thread::get_id() == c.caller) c.caller_busy_ns = steady_now_ns() - t0;
   }
 
   // The team was late: the calling thread waited for it, to start or to finish, longer than
@@ -317,7 +311,7 @@ struct TeamCall {
   // a thread of the team was asleep or descheduled, as on a busy machine. Measured on the
   // 2-vCPU VM: waits of 20-30 us on calls of 100-400 us, and of 2-8 ms on a thread's wake-up.
   bool late() const {
-    const uint64_t waited = steady_ns() - fork_ns - caller_busy_ns;
+    const uint64_t waited = steady_now_ns() - fork_ns - caller_busy_ns;
     return waited > std::max<uint64_t>(50'000, caller_busy_ns / 2);
   }
 };
@@ -344,7 +338,7 @@ void execute_on_team(LinearJob& job, const ForeignTeam& team) {
     return;
   }
   TeamCall c{&job, n, std::this_thread::get_id()};
-  c.fork_ns = steady_ns();
+  c.fork_ns = steady_now_ns();
   team.fork_join(team.ctx, &TeamCall::body, &c);
   if (!c.prologue_taken.load(std::memory_order_relaxed) || c.next.load(std::memory_order_relaxed) < n)
     fail(Status::internal, "the thread team returned before running the call's tasks");

@@ -36,10 +36,6 @@ constexpr int kMaxBackoff = 64;
 // or an interrupt is late by microseconds and would be re-executed (and left out) for nothing.
 constexpr double kMinPatienceNs = 20'000;
 
-inline uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 std::atomic<void (*)(uint32_t)> g_worker_task_hook{nullptr};
 
@@ -96,7 +92,7 @@ void TaskJob::reset(uint32_t num_tasks, int participants) {
   if (epoch_ == 0) epoch_ = 1u << 2;
   num_tasks_ = num_tasks;
   num_ranges_ = participants;
-  call_start_ns_ = now_ns();
+  call_start_ns_ = steady_now_ns();
   for (int p = 0; p < participants; ++p) {
     const uint32_t begin = uint32_t(uint64_t(num_tasks) * uint32_t(p) / uint32_t(participants));
     const uint32_t end = uint32_t(uint64_t(num_tasks) * uint32_t(p + 1) / uint32_t(participants));
@@ -174,7 +170,7 @@ void ThreadPool::commit_if_first(TaskJob& j, int p, uint32_t t, const float* s) 
 }
 
 void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = steady_now_ns();
   for (uint32_t t; j.take(p, &t);) {
     j.tasks_[t].started_ns.store(t0, std::memory_order_relaxed);
     j.tasks_[t].taker.store(p, std::memory_order_relaxed);
@@ -188,7 +184,7 @@ void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
       float* s = scratch(j.scratch_floats(t));
       if (j.run(t, s, false)) commit_if_first(j, p, t, s);
     }
-    const uint64_t t1 = now_ns();
+    const uint64_t t1 = steady_now_ns();
     times.sum_ns += double(t1 - t0);
     ++times.count;
     t0 = t1;
@@ -196,12 +192,12 @@ void ThreadPool::take_tasks(TaskJob& j, int p, TaskTimes& times) {
 }
 
 void ThreadPool::rescue_late_tasks(TaskJob& j, int p, const TaskTimes& times) {
-  const uint64_t idle_since = now_ns();
+  const uint64_t idle_since = steady_now_ns();
   const uint64_t patience = uint64_t(std::max(1.5 * times.mean_or(j.expected_task_ns), kMinPatienceNs));
   uint64_t next_scan = idle_since;
   for (;;) {
     if (p == 0 && j.all_committed()) return;
-    const uint64_t now = now_ns();
+    const uint64_t now = steady_now_ns();
     if (now < next_scan) {
       cpu_relax();
       continue;
@@ -285,13 +281,13 @@ void ThreadPool::run(TaskJob& job, uint32_t num_tasks, bool wait_for_workers) {
 }
 
 TaskJob* ThreadPool::wait_for_job(Worker& w) {
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = steady_now_ns();
   for (uint32_t i = 0;; ++i) {
     if (w.next.load(std::memory_order_relaxed) != nullptr)
       if (TaskJob* j = w.next.exchange(nullptr, std::memory_order_acq_rel)) return j;
     if (stop_.load(std::memory_order_relaxed)) return nullptr;
     if ((i & 63) == 63) {
-      const uint64_t waited = now_ns() - t0;
+      const uint64_t waited = steady_now_ns() - t0;
       if (waited > kWaitNs) break;
       if (waited > kSpinNs) std::this_thread::yield();
     }

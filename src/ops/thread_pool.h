@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -93,6 +94,12 @@ class TaskJob {
   std::atomic<int> active_{0};  // threads in the current call
   std::atomic<int> refs_{1};
 };
+
+// Monotonic time in ns: task and call timing (lateness) of the pool and of foreign teams.
+inline uint64_t steady_now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count());
+}
 
 // A spin-wait's pause (x86 `pause`, AArch64 `yield`).
 inline void cpu_relax() {
