@@ -135,8 +135,10 @@ struct SignedWeights {
           const uint8x16_t m = vandq_u8(c, vdupq_n_u8(uint8_t(((1u << first_run<V>()) - 1) << sb.bit)));
           if constexpr (pos > sb.bit) x = vshlq_n_u8(m, pos - sb.bit);
           else x = vshrq_n_u8(m, sb.bit - pos);
-        } else if constexpr (starts) {
-          x = vsliq_n_u8(x, sb.bit == 0 ? c : vshrq_n_u8(c, sb.bit), pos);
+        } else if constexpr (starts && sb.bit == 0) {
+          x = vsliq_n_u8(x, c, pos);
+        } else if constexpr (starts) {  // clang checks the immediate of a shift never taken: no ?:
+          x = vsliq_n_u8(x, vshrq_n_u8(c, sb.bit), pos);
         }
       });
       return vreinterpretq_s8_u8(x);
