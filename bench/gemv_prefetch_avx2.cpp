@@ -34,21 +34,22 @@ using Fn = void (*)(const GemmShape&, const UKernelArgs&);
 struct Variant {
   const char* name;
   Fn fn;
+  uint32_t prefetch_bytes;  // UKernelArgs::prefetch_bytes
 };
-template <int NP, int PF>
+template <int NP>
 void gemv_variant(const GemmShape& s, const UKernelArgs& a) {
-  x86::gemv<x86::Avx2, NP, PF, x86::OffsetTerm::kPairProduct>(s, a);
+  x86::gemv<x86::Avx2, NP, x86::OffsetTerm::kPairProduct>(s, a);
 }
 
 const Variant kVariants[] = {
-    {"NP=1 no prefetch", gemv_variant<1, 0>},   {"NP=1 PF=512", gemv_variant<1, 512>},
-    {"NP=1 PF=1024", gemv_variant<1, 1024>},    {"NP=1 PF=2048", gemv_variant<1, 2048>},
-    {"NP=2 no prefetch", gemv_variant<2, 0>},   {"NP=2 PF=512", gemv_variant<2, 512>},
-    {"NP=2 PF=1024", gemv_variant<2, 1024>},    {"NP=2 PF=2048", gemv_variant<2, 2048>},
-    {"NP=2 PF=4096", gemv_variant<2, 4096>},    {"NP=4 no prefetch", gemv_variant<4, 0>},
-    {"NP=4 PF=1024", gemv_variant<4, 1024>},    {"NP=4 PF=2048", gemv_variant<4, 2048>},
-    {"NP=4 PF=4096", gemv_variant<4, 4096>},    {"NP=4 PF=8192", gemv_variant<4, 8192>},
-    {"NP=8 PF=2048", gemv_variant<8, 2048>},
+    {"NP=1 no prefetch", gemv_variant<1>, 0},   {"NP=1 PF=512", gemv_variant<1>, 512},
+    {"NP=1 PF=1024", gemv_variant<1>, 1024},    {"NP=1 PF=2048", gemv_variant<1>, 2048},
+    {"NP=2 no prefetch", gemv_variant<2>, 0},   {"NP=2 PF=512", gemv_variant<2>, 512},
+    {"NP=2 PF=1024", gemv_variant<2>, 1024},    {"NP=2 PF=2048", gemv_variant<2>, 2048},
+    {"NP=2 PF=4096", gemv_variant<2>, 4096},    {"NP=4 no prefetch", gemv_variant<4>, 0},
+    {"NP=4 PF=1024", gemv_variant<4>, 1024},    {"NP=4 PF=2048", gemv_variant<4>, 2048},
+    {"NP=4 PF=4096", gemv_variant<4>, 4096},    {"NP=4 PF=8192", gemv_variant<4>, 8192},
+    {"NP=8 PF=2048", gemv_variant<8>, 2048},
 };
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -91,8 +92,9 @@ int main(int argc, char** argv) {
   AlignedBuffer lhs(lhs_block_layout(f, size_t(k), size_t(k / 32)).block_bytes);
   pack_lhs(f, 1, size_t(k), 32, x.data(), size_t(k), lhs.data());
   const GemmShape shape{&w.geo, k};
-  auto call = [&](Fn fn, const uint8_t* rhs) {
+  auto call = [&](const Variant& v, const uint8_t* rhs) {
     UKernelArgs a{};
+    a.prefetch_bytes = v.prefetch_bytes;
     a.m = 1;
     a.n = size_t(n);
     a.lhs = lhs.data();
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
     a.y_stride = size_t(n);
     a.clamp_min = -1e30f;
     a.clamp_max = 1e30f;
-    fn(shape, a);
+    v.fn(shape, a);
   };
   const size_t nv = sizeof(kVariants) / sizeof(kVariants[0]);
   // [row][temp]: times per round; rows 0 and 1 are the plain reads (the payload; the records).
@@ -125,7 +127,7 @@ int main(int argc, char** argv) {
           } else if (v == 1) {
             for (int pn = 0; pn < w.geo.panels; ++pn) sink += stream_avx2(rhs + size_t(pn) * w.geo.panel_bytes, record_bytes, 0);
           } else {
-            call(kVariants[v - 2].fn, rhs);
+            call(kVariants[v - 2], rhs);
           }
         }
         t[hot][v].push_back((now() - t0) / reps);

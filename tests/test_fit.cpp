@@ -260,4 +260,16 @@ TEST(CacheLevels, OneStepIsTheL2OrTheL3) {
 }
 
 }  // namespace
+// The prefetch distance `lowbit tune` records: the fastest, unless the registry's is within
+// the margin of it.
+TEST(ChoosePrefetch, TheFastestUnlessTheCurrentOneIsAsFast) {
+  const std::vector<PrefetchTiming> t = {{0, 1300.0}, {1024, 1100.0}, {2048, 1050.0}, {4096, 1000.0}};
+  EXPECT_EQ(choose_prefetch(t, 2048, 0.02), 4096u);  // 5 % faster
+  EXPECT_EQ(choose_prefetch(t, 2048, 0.06), 2048u);  // within the margin
+  EXPECT_EQ(choose_prefetch(t, 4096, 0.02), 4096u);
+  EXPECT_EQ(choose_prefetch(t, 8192, 0.02), 4096u);  // the current one not timed
+  EXPECT_EQ(choose_prefetch({{0, 900.0}, {2048, 1000.0}}, 2048, 0.02), 0u);  // none at all
+  EXPECT_EQ(choose_prefetch({}, 2048, 0.02), 2048u);
+}
+
 }  // namespace lowbit

@@ -33,6 +33,7 @@ struct Case {
   bool zero_row0 = false;  // row 0 all zeros: outputs are exactly ±0 (or the bias)
   bool one_tile = false;   // all columns in one task (else one column tile per panel)
   size_t l2 = 0;           // the profile's L2 bytes (0: this CPU's)
+  int64_t prefetch = -1;   // UKernelArgs::prefetch_bytes (-1: the registry's distance)
 };
 
 std::string describe(const KernelDesc& kd, const Case& c) {
@@ -59,14 +60,15 @@ void check(const KernelDesc& kd, Case c, const KernelDesc* tail = nullptr, int t
   plan.m = c.m;
   plan.threads = threads;
   UarchPlan& up = plan.per_uarch[0];
+  const uint32_t prefetch = c.prefetch < 0 ? kd.prefetch_bytes : uint32_t(c.prefetch);
   if (tail != nullptr && c.m > kd.mr && c.m % kd.mr != 0) {
     const int full = c.m / kd.mr * kd.mr;
     up.num_segments = 2;
-    up.seg[0] = {&kd, 0, full};
-    up.seg[1] = {tail, full, c.m - full};
+    up.seg[0] = {&kd, 0, full, prefetch};
+    up.seg[1] = {tail, full, c.m - full, tail->prefetch_bytes};
   } else {
     up.num_segments = 1;
-    up.seg[0] = {&kd, 0, c.m};
+    up.seg[0] = {&kd, 0, c.m, prefetch};
   }
   plan.row_tile = (c.m + kd.mr - 1) / kd.mr * kd.mr;
   plan.col_tile = c.one_tile ? b.geo.n_padded : layout.nr;  // several tiles: the tile offsets
@@ -139,6 +141,22 @@ TEST_P(KernelTest, ManyPanelsInOneCall) {
       ++i;
       Case c{bits, 32, 2, (panels - 2) * nr - i % 3, kd.mr, i % 2 == 0, true, true};
       c.one_tile = true;
+      check(kd, c);
+      if (HasFatalFailure()) return;
+    }
+}
+
+// A kernel that prefetches its weights at any distance a tuning record may give it, none to
+// far past the end of the weights: the same bits.
+TEST_P(KernelTest, EveryPrefetchDistance) {
+  const KernelDesc& kd = *GetParam();
+  if (kd.prefetch_bytes == 0) GTEST_SKIP() << kd.name << " does not prefetch";
+  const int nr = int(default_registry().layout(kd.layout_id)->nr);
+  for (uint32_t d : {0u, 64u, 512u, 8192u, kMaxPrefetchBytes})
+    for (int bits : {1, 3, 4, 8}) {
+      Case c{bits, 32, 3, 9 * nr + 5, kd.mr, bits % 2 == 1, true, true};
+      c.one_tile = true;
+      c.prefetch = d;
       check(kd, c);
       if (HasFatalFailure()) return;
     }

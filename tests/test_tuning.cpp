@@ -124,6 +124,7 @@ TuningRecord host_record() {
     e.bandwidth = {{25.0}, {15.0, 14.0}, {7.0, 4.0}};
     e.fit_error = 0.031;
     e.samples = 160;
+    if (kd.prefetch_bytes > 0) e.prefetch_bytes = 4096;
     r.kernels.push_back(e);
   }
   PlanOverride o;
@@ -164,6 +165,7 @@ TEST(TuningRecord, RoundTrip) {
     for (int b = 1; b <= kMaxBits; ++b) EXPECT_EQ(back.kernels[i].cost.dot[b], r.kernels[i].cost.dot[b]);
     EXPECT_EQ(back.kernels[i].cost.call, r.kernels[i].cost.call);
     EXPECT_EQ(back.kernels[i].cost.prefers[0].uarch, r.kernels[i].cost.prefers[0].uarch);
+    EXPECT_EQ(back.kernels[i].prefetch_bytes, r.kernels[i].prefetch_bytes);
   }
   ASSERT_EQ(back.overrides.size(), 1u);
   EXPECT_EQ(back.overrides[0].segments, r.overrides[0].segments);
@@ -299,6 +301,8 @@ TEST(TuningRecord, AbsurdValuesAreIgnored) {
       {"override bits", [](TuningRecord& r) { r.overrides[0].bits = 11; }},
       {"bad kernel name", [](TuningRecord& r) { r.kernels[0].name = "a b"; }},
       {"bad identity", [](TuningRecord& r) { r.kernels[0].identity = "xyz"; }},
+      {"prefetch not in lines", [](TuningRecord& r) { r.kernels[0].prefetch_bytes = 100; }},
+      {"prefetch too far", [](TuningRecord& r) { r.kernels[0].prefetch_bytes = int(kMaxPrefetchBytes) + 64; }},
   };
   for (const auto& [what, edit] : edits) {
     TuningRecord r = host_record();
@@ -331,6 +335,53 @@ TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
   const CpuProfile other = parse_profile_spec("arm64:neon;cores=3xcortex-a53");
   EXPECT_FALSE(t.applies_to(other));
   EXPECT_EQ(t.kernel_cost(default_registry(), second, other).source, "generic");
+}
+
+// A kernel that prefetches its weights runs at the distance the record measured for it on this
+// CPU, and explain says where the distance came from; other CPUs, a changed kernel and a kernel
+// that does not prefetch keep the registry's.
+TEST(TuningRecord, AMeasuredPrefetchDistanceReachesThePlan) {
+  const Registry& reg = default_registry();
+  const KernelDesc& gemv = *reg.kernel("qa8_qw_lut_gemv_1x32__avx2");
+  const KernelDesc& gemm = *reg.kernel("qa8_qw_lut_gemm_4x32__avx2");
+  ASSERT_GT(gemv.prefetch_bytes, 0u);
+  ASSERT_EQ(gemm.prefetch_bytes, 0u);
+  const CpuProfile zen3 = parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen3");
+  TuningRecord r = host_record();
+  r.scope = "uarch";
+  r.cpu.arch = Arch::x86_64;
+  r.cpu.uarch = Uarch::zen3;
+  for (KernelEntry& e : r.kernels) {
+    if (e.name == gemv.name) e.prefetch_bytes = 512;
+    if (e.name == gemm.name) e.prefetch_bytes = 1024;  // a kernel that does not prefetch ignores it
+  }
+  const Tuning t(std::make_shared<TuningRecord>(parse_record(record_to_json(r))), "file zen3.json");
+  EXPECT_EQ(t.prefetch_distance(reg, gemv, zen3).bytes, 512u);
+  EXPECT_EQ(t.prefetch_distance(reg, gemv, zen3).source, "file zen3.json");
+  EXPECT_EQ(t.prefetch_distance(reg, gemm, zen3).bytes, 0u);
+  EXPECT_EQ(t.prefetch_distance(reg, gemv, parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen4")).bytes,
+            gemv.prefetch_bytes);
+  EXPECT_EQ(Tuning().prefetch_distance(reg, gemv, zen3).source, "registry default");
+
+  PackedHeader h;
+  h.layout = find_layout(layout_id::x86_avx2_lut_n32k4s32);
+  h.problem = {4096, 4096, 1, 32, false, false};
+  PlanExplanation ex;
+  const ExecPlan p = make_plan(reg, zen3, h, 1, 1, &ex, false, &t);
+  ASSERT_EQ(p.per_uarch[0].num_segments, 1);
+  EXPECT_EQ(p.per_uarch[0].seg[0].kernel, &gemv);
+  EXPECT_EQ(p.per_uarch[0].seg[0].prefetch_bytes, 512u);
+  EXPECT_NE(format_plan(p, h, &ex).find("prefetches its weights ahead: qa8_qw_lut_gemv_1x32__avx2: 512 B (file zen3.json)"),
+            std::string::npos)
+      << format_plan(p, h, &ex);
+  const ExecPlan q = make_plan(reg, zen3, h, 8, 1, nullptr, false, &t);  // the GEMM's: none
+  EXPECT_EQ(q.per_uarch[0].seg[0].kernel, &gemm);
+  EXPECT_EQ(q.per_uarch[0].seg[0].prefetch_bytes, 0u);
+
+  for (KernelEntry& e : r.kernels)
+    if (e.name == gemv.name) e.identity = "0123456789abcdef";  // measured on another kernel
+  const Tuning changed(std::make_shared<TuningRecord>(r), "file zen3.json");
+  EXPECT_EQ(changed.prefetch_distance(reg, gemv, zen3).bytes, gemv.prefetch_bytes);
 }
 
 TEST(TuningRecord, AnOverrideDecidesAndExplainSaysSo) {

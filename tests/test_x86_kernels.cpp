@@ -67,11 +67,11 @@ std::vector<float> run(const KernelDesc& kd, const KernelDesc* tail, const Packe
   const int full = m / kd.mr * kd.mr;
   if (tail != nullptr && full > 0 && full < m) {
     up.num_segments = 2;
-    up.seg[0] = {&kd, 0, full};
-    up.seg[1] = {tail, full, m - full};
+    up.seg[0] = {&kd, 0, full, kd.prefetch_bytes};
+    up.seg[1] = {tail, full, m - full, tail->prefetch_bytes};
   } else {
     up.num_segments = 1;
-    up.seg[0] = {&kd, 0, m};
+    up.seg[0] = {&kd, 0, m, kd.prefetch_bytes};
   }
   plan.row_tile = (m + kd.mr - 1) / kd.mr * kd.mr;
   plan.col_tile = col_tile;

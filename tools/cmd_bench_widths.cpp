@@ -94,9 +94,10 @@ ExecPlan plan_for(const PackedWeights& w, int m, int threads, const std::string&
   const PackedHeader& h = w.impl().buf.header;
   const std::string why = kernel_rejection(*kd, *h.layout, h.problem, host_profile().isa);
   if (!why.empty()) fail(Status::unsupported, "--kernel ", kernel, ": ", why);
+  const uint32_t prefetch = active_tuning()->prefetch_distance(default_registry(), *kd, host_profile()).bytes;
   for (int u = 0; u < plan.num_uarchs; ++u) {
     plan.per_uarch[u].num_segments = 1;
-    plan.per_uarch[u].seg[0] = {kd, 0, m};
+    plan.per_uarch[u].seg[0] = {kd, 0, m, prefetch};
   }
   if (plan.row_tile % kd->mr != 0) plan.row_tile = (m + kd->mr - 1) / kd->mr * kd->mr;
   return plan;

@@ -52,6 +52,8 @@ std::vector<std::pair<int, int>> parse_shapes(const std::string& spec) {
 
 // A kernel call measured this much (relative) above its kernel's fit is timed again.
 constexpr double kRetimeAbove = 0.10;
+// A prefetch distance replaces the registry's when its median is this much (relative) faster.
+constexpr double kPrefetchMargin = 0.02;
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
@@ -155,8 +157,22 @@ int cmd_tune(int argc, char** argv) {
   //    (the scalar kernels never wait for memory).
   progress("bandwidth: L2, L3" + std::string(budget.dram ? ", DRAM" : "") + " at 1.." + std::to_string(threads) + " threads");
   rec.bandwidth = level_bandwidth(nullptr, caches, threads, budget);
-  for (Fitted& f : fits)
-    if (reg.layout(f.kd->layout_id)->arch != Arch::unknown) f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget);
+  for (Fitted& f : fits) {
+    if (reg.layout(f.kd->layout_id)->arch == Arch::unknown) continue;
+    // A kernel that prefetches its weights: the distance this CPU's memory wants first
+    // (docs/tuning.md), then its bandwidth at that distance.
+    uint32_t prefetch = f.kd->prefetch_bytes;
+    if (prefetch > 0 && budget.dram) {
+      const std::vector<PrefetchTiming> pt = prefetch_timings(*f.kd, caches, budget);
+      prefetch = choose_prefetch(pt, f.kd->prefetch_bytes, kPrefetchMargin);
+      f.entry.prefetch_bytes = int(prefetch);
+      std::string times;
+      for (const PrefetchTiming& t : pt)
+        times += concat(times.empty() ? "" : ", ", t.bytes, " B ", fmt(t.ns * 1e-3, 0), " µs");
+      progress(concat("  ", f.kd->name, " from DRAM: ", times, " -> ", prefetch, " B"));
+    }
+    f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget, prefetch);
+  }
 
   // 4. The thread pool: per parallel call and per task.
   progress("threading: 1.." + std::to_string(threads) + " workers");

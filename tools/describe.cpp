@@ -69,7 +69,7 @@ void plan_kernels_json(Json& j, const ExecPlan& plan) {
       const Segment& s = up.seg[i];
       j.begin_object().field("name", s.kernel->name).field("isa", isa_string(s.kernel->requires));
       j.field("mr", s.kernel->mr).field("rows", s.rows).field("row_begin", s.row_begin);
-      j.field("uarch", uarch_name(up.uarch)).end_object();
+      j.field("prefetch_bytes", int64_t(s.prefetch_bytes)).field("uarch", uarch_name(up.uarch)).end_object();
     }
   }
   j.end_array();

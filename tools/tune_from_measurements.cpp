@@ -91,7 +91,7 @@ bool parse_option(const std::string& name, int m, int threads, ExecPlan* plan) {
     const KernelDesc* kd = x == std::string::npos ? nullptr : default_registry().kernel(seg.substr(0, x));
     if (kd == nullptr) return false;
     const int rows = std::atoi(seg.c_str() + x + 2);
-    up.seg[up.num_segments++] = {kd, row, rows};
+    up.seg[up.num_segments++] = {kd, row, rows, kd->prefetch_bytes};
     row += rows;
   }
   if (row != m || !mix.empty()) return false;

@@ -73,8 +73,9 @@ AlignedBuffer packed_lhs(const KernelDesc& kd, int rows, int k, int group) {
 
 // One call of `kd` on `rows` rows and columns [c0, c0 + n).
 void call_kernel(const KernelDesc& kd, const TimedWeights& w, int k, const uint8_t* lhs, int rows, int c0, int n,
-                 float* y) {
+                 float* y, uint32_t prefetch_bytes) {
   UKernelArgs a;
+  a.prefetch_bytes = prefetch_bytes;
   a.m = size_t(rows);
   a.n = size_t(n);
   a.lhs = lhs;
@@ -186,7 +187,7 @@ struct KernelTimings::Impl {
         Config& c = configs[i];
         const KernelDesc& kd = *kds[c.kernel];
         const double ns = mean_ns_per_call(
-            [&] { call_kernel(kd, *c.w, k, c.lhs->data(), c.rows, 0, c.s.cols, y.data()); }, b.min_call_ns);
+            [&] { call_kernel(kd, *c.w, k, c.lhs->data(), c.rows, 0, c.s.cols, y.data(), kd.prefetch_bytes); }, b.min_call_ns);
         c.s.cycles = std::min(c.s.cycles, ns * kCyclesPerNs);
       }
     }
@@ -294,11 +295,39 @@ Sweep read_sweep(const TuneBudget& b) {
   return s;
 }
 
-BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b) {
+namespace {
+
+// Bytes of weights that no cache holds: well over L3, and over the L2s of `threads` workers.
+size_t dram_bytes(const CacheLevels& caches, int threads) {
+  const size_t l2 = caches.l2 > 0 ? caches.l2 : 512 * KiB;
+  return std::max<size_t>(64 * MiB, 4 * std::max(caches.l3, l2 * size_t(threads)));
+}
+
+}  // namespace
+
+std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b) {
+  constexpr int k = 4096, bits = 4, group = 32;
+  const LayoutDesc& l = *default_registry().layout(kd.layout_id);
+  const double col_bytes = double(make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l.nr;
+  const int cols = std::max(l.nr, int(double(dram_bytes(caches, 1)) / col_bytes) / l.nr * l.nr);
+  const TimedWeights tw = timed_weights(l, bits, group, k, cols);
+  const AlignedBuffer lhs = packed_lhs(kd, 1, k, group);
+  std::vector<float> y(static_cast<size_t>(cols));
+  const uint32_t distances[] = {0, 512, 1024, 2048, 4096, 8192};
+  std::vector<std::function<void()>> calls;
+  for (uint32_t d : distances) calls.push_back([&, d] { call_kernel(kd, tw, k, lhs.data(), 1, 0, cols, y.data(), d); });
+  const std::vector<double> ns = interleaved_medians(calls, 2 * b.reps + 1);
+  std::vector<PrefetchTiming> out;
+  for (size_t i = 0; i < ns.size(); ++i) out.push_back({distances[i], ns[i]});
+  return out;
+}
+
+BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b,
+                               uint32_t prefetch_bytes) {
   BandwidthTable t;
   const size_t l2 = caches.l2 > 0 ? caches.l2 : 512 * KiB;
   const size_t l3 = caches.l3;
-  const size_t dram_total = std::max<size_t>(64 * MiB, 4 * std::max(l3, l2 * size_t(threads)));
+  const size_t dram_total = dram_bytes(caches, threads);
   constexpr int k = 4096, bits = 4, group = 32;
   const LayoutDesc* l = kd ? default_registry().layout(kd->layout_id) : nullptr;
   const double col_bytes = l ? double(make_geometry(*l, {l->nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l->nr : 1.0;
@@ -333,7 +362,8 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
         const AlignedBuffer lhs = packed_lhs(*kd, 1, k, group);
         std::vector<std::vector<float>> y(static_cast<size_t>(w), std::vector<float>(static_cast<size_t>(cols)));
         const std::function<void(size_t)> task = [&](size_t i) {
-          for (int p = 0; p < lv.passes; ++p) call_kernel(*kd, tw, k, lhs.data(), 1, int(i) * cols, cols, y[i].data());
+          for (int p = 0; p < lv.passes; ++p)
+            call_kernel(*kd, tw, k, lhs.data(), 1, int(i) * cols, cols, y[i].data(), prefetch_bytes);
         };
         parallel_ns(w, task);
         ns = fastest_of(lv.passes > 1 ? 3 * b.reps : b.reps, [&] { return parallel_ns(w, task); });

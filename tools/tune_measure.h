@@ -60,8 +60,15 @@ Sweep read_sweep(const TuneBudget& b);
 
 // Bytes per cycle each of w = 1..threads workers reads at each level (L2: a quarter of L2 each,
 // L3: half of L3 shared, DRAM: well over L3), either the memory itself (kd == nullptr: a read
-// loop) or as `kd` reads its weights (one row, 4-bit, group 32).
-BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b);
+// loop) or as `kd` reads its weights (one row, 4-bit, group 32) prefetching `prefetch_bytes`
+// ahead (UKernelArgs::prefetch_bytes).
+BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b,
+                               uint32_t prefetch_bytes = 0);
+
+// One worker's decode from DRAM (`kd`, a kernel that prefetches its weights: one row, 4-bit,
+// group 32, the weights well over L3) at each software-prefetch distance from none to 8 KiB,
+// the distances interleaved (choose_prefetch picks one).
+std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b);
 
 // Per parallel call of w = 1..threads workers (index w-1; 0 for one worker, which runs inline)
 // and per task handed to a worker, cycles.

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   a.y_stride = size_t(n);
   a.clamp_min = -1e30f;
   a.clamp_max = 1e30f;
+  a.prefetch_bytes = kd->prefetch_bytes;
   kd->fn(shape, a);
   std::printf("%s: y[0] = %g\n", kd->name, double(y[0]));
   return 0;

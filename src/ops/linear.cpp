@@ -56,6 +56,7 @@ class LinearJob final : public TaskJob {
   };
   struct SegmentRun {
     UKernelFn fn;
+    uint32_t prefetch_bytes;
     size_t mr, row_begin, rows;
     // Its packed activations: blocks of lhs_mr rows from row lhs_row_begin, the first one's
     // ready flag at packed_[lhs_first_block].
@@ -139,7 +140,7 @@ void LinearJob::prepare(const ExecPlan& plan, const CpuProfile& profile, const P
         total += r.block_bytes * n_blocks;
         blocks += n_blocks;
       }
-      per_uarch_[u].seg[s] = {seg.kernel->fn, size_t(seg.kernel->mr), size_t(seg.row_begin),
+      per_uarch_[u].seg[s] = {seg.kernel->fn, seg.prefetch_bytes, size_t(seg.kernel->mr), size_t(seg.row_begin),
                               size_t(seg.rows), refs[i].offset, refs[i].block_bytes,
                               size_t(refs[i].format.mr), size_t(refs[i].row_begin),
                               refs[i].first_block};
@@ -250,6 +251,7 @@ bool LinearJob::run(uint32_t t, float* scratch, bool rescue) {
         a.y_stride = stride;
         a.clamp_min = clamp_min_;
         a.clamp_max = clamp_max_;
+        a.prefetch_bytes = seg.prefetch_bytes;
         seg.fn(shape_, a);
       }
     }

@@ -13,6 +13,11 @@
 
 namespace lowbit {
 
+// The farthest a kernel may prefetch ahead (UKernelArgs::prefetch_bytes): far beyond any
+// distance that pays (64 KiB per stream would crowd out L2), and the bound on values read
+// from tuning records.
+constexpr uint32_t kMaxPrefetchBytes = 64 * 1024;
+
 // Constant per packed weights: what a kernel needs to walk the payload.
 struct GemmShape {
   const PackedGeometry* geo;  // layout geometry of the packed weights
@@ -29,6 +34,11 @@ struct UKernelArgs {
   float* y;                 // output of row 0, column 0
   size_t y_stride;          // floats between output rows
   float clamp_min, clamp_max;  // -inf / +inf when the call has no clamp
+  // How far ahead a kernel that prefetches its weight streams in software does so, in bytes
+  // (0: it does not). Only kernels registered with KernelDesc::prefetches_ahead read it; the
+  // distance that suits one CPU's memory does not suit another's, so a tuning record may
+  // carry a measured one (select/plan.h, Segment).
+  uint32_t prefetch_bytes;
 };
 
 using UKernelFn = void (*)(const GemmShape& shape, const UKernelArgs& args);

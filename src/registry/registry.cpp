@@ -50,6 +50,9 @@ Registry::Registry(std::vector<KernelDesc> kernels, std::vector<const LayoutDesc
         (k.mr > 16 || k.row_variants >> (k.mr - 1) != 1u))
       fail(Status::internal, "registry: kernel ", name, ": row variants ", k.row_variants,
            " must include ", k.mr, " rows and none above (or be kEveryRowCount)");
+    if (k.prefetch_bytes % 64 != 0 || k.prefetch_bytes > kMaxPrefetchBytes)
+      fail(Status::internal, "registry: kernel ", name, ": prefetch distance ", k.prefetch_bytes,
+           " must be a multiple of 64 up to ", kMaxPrefetchBytes);
     if ((k.every_row_bits & ~k.bits_mask) != 0)
       fail(Status::internal, "registry: kernel ", name, ": every-row bit widths ", k.every_row_bits,
            " outside its bits mask ", k.bits_mask);
@@ -136,6 +139,9 @@ constexpr IsaSet kX86Avx2{Isa::avx2, Isa::fma, Isa::f16c};
 constexpr IsaSet kX86AvxVnni = kX86Avx2 | IsaSet{Isa::avxvnni};
 constexpr IsaSet kX86Avx512 = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq};
 constexpr IsaSet kX86Avx512Vnni = kX86Avx512 | IsaSet{Isa::avx512vnni};
+// The x86 decode GEMVs' software-prefetch distance unless a tuning record measured another:
+// the fastest from DRAM on Zen 3 and Zen 5 (docs/x86-kernels.md, "Decode from DRAM").
+constexpr uint32_t kDecodePrefetch = 2048;
 
 // What each aarch64 kernel TU is compiled for (src/kernels/arm/sources.cmake).
 constexpr IsaSet kArmNeon{Isa::neon};
@@ -162,6 +168,7 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_gemv_1x8c4__avx2", LOWBIT_X86(qa8_qw_gemv_1x8c4__avx2))
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86Avx2).tile(1, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .prefetches_ahead(kDecodePrefetch)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x8c4_sums__avx2", LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avx2))
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86Avx2).tile(1, 4).widths(kAllBits)
@@ -170,6 +177,7 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_gemv_1x8c4__avxvnni", LOWBIT_X86(qa8_qw_gemv_1x8c4__avxvnni))
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(1, 4).widths(kAllBits)
           .supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .prefetches_ahead(kDecodePrefetch)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x8c4_sums__avxvnni", LOWBIT_X86(qa8_qw_gemv_1x8c4_sums__avxvnni))
           .reads(lid::x86_avx2_n8k4s32_sums).requires_isa(kX86AvxVnni).tile(1, 4).widths(kAllBits)
@@ -186,7 +194,7 @@ std::vector<KernelDesc> builtin_kernels() {
       // x86-64 table lookup (src/kernels/x86/lut.h, docs/lut-kernels.md): the low widths.
       K::named("qa8_qw_lut_gemv_1x32__avx2", LOWBIT_X86(qa8_qw_lut_gemv_1x32__avx2))
           .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(1, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
-          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(kEveryRowCount)
+          .widths(bits_mask({1, 2, 3})).supports(kAll).code_for_rows(kEveryRowCount).prefetches_ahead(kDecodePrefetch)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_lut_gemm_4x32__avx2", LOWBIT_X86(qa8_qw_lut_gemm_4x32__avx2))
           .reads(lid::x86_avx2_lut_n32k4s32).requires_isa(kX86Avx2).tile(4, 4).lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2))
@@ -195,6 +203,7 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)
           .widths(kAllBits).supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .prefetches_ahead(kDecodePrefetch)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
       K::named("qa8_qw_gemm_8x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemm_8x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(8, 4)
@@ -205,7 +214,7 @@ std::vector<KernelDesc> builtin_kernels() {
       K::named("qa8_qw_lut_gemv_1x64__avx512", LOWBIT_X86(qa8_qw_lut_gemv_1x64__avx512))
           .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(1, 4)
           .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)
-          .code_for_rows(kEveryRowCount).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
+          .code_for_rows(kEveryRowCount).prefetches_ahead(kDecodePrefetch).quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_lut_gemm_4x64__avx512", LOWBIT_X86(qa8_qw_lut_gemm_4x64__avx512))
           .reads(lid::x86_avx512_lut_n64k4s64).requires_isa(kX86Avx512).tile(4, 4)
           .lut_tables(LOWBIT_X86(qa8_lut4_tables__avx2)).widths(bits_mask({1, 2, 3})).supports(kAll)

@@ -47,12 +47,15 @@ struct KernelDesc {
   RowQuantizeFn quantize = nullptr;
   // Likewise the lookup-table builder of a table-lookup kernel (lut_tables below).
   LutTablesFn tables = nullptr;
+  // > 0: it prefetches its weight streams UKernelArgs::prefetch_bytes ahead, and this is the
+  // distance it runs at unless the tuning record measured another (`lowbit tune`).
+  uint32_t prefetch_bytes = 0;
 
   // A table row that reads on its own (registry.cpp), e.g.
   //   KernelDesc::named("qa8_qw_gemv_1x16c4__avx512vnni", fn)
   //       .reads(layout_id::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni)
   //       .tile(1, 4).widths(kAllBits).supports(kZeroPoints | kBias)
-  //       .code_for_rows(kEveryRowCount).streams_records_only().quantizer(q)
+  //       .code_for_rows(kEveryRowCount).streams_records_only().prefetches_ahead(2048).quantizer(q)
   // (a table-lookup kernel adds .lut_tables(fn)).
   static KernelDesc named(const char* name, UKernelFn fn) {
     KernelDesc k{};
@@ -83,6 +86,7 @@ struct KernelDesc {
   }
   KernelDesc streams_records_only() const { return with([&](KernelDesc& k) { k.skips_sums = true; }); }
   KernelDesc quantizer(RowQuantizeFn q) const { return with([&](KernelDesc& k) { k.quantize = q; }); }
+  KernelDesc prefetches_ahead(uint32_t bytes) const { return with([&](KernelDesc& k) { k.prefetch_bytes = bytes; }); }
 
  private:
   template <class F>

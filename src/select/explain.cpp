@@ -41,6 +41,7 @@ std::string format_plan(const ExecPlan& plan, const PackedHeader& h, const PlanE
     for (const Candidate& c : ex->kernels) s += line(c, "ns (alone)");
     for (const Candidate& c : ex->mixes) s += line(c, "ns");
     if (!ex->override_note.empty()) s += "  decided by " + ex->override_note + "\n";
+    for (const std::string& p : ex->prefetch) s += "  prefetches its weights ahead: " + p + "\n";
   }
   for (int u = 0; u < plan.num_uarchs; ++u) {
     const UarchPlan& up = plan.per_uarch[u];

@@ -283,4 +283,14 @@ CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<dou
   return out;
 }
 
+uint32_t choose_prefetch(const std::vector<PrefetchTiming>& timings, uint32_t current, double margin) {
+  uint32_t best = current;
+  double best_ns = std::numeric_limits<double>::infinity(), current_ns = best_ns;
+  for (const PrefetchTiming& t : timings) {
+    if (t.ns < best_ns) best = t.bytes, best_ns = t.ns;
+    if (t.bytes == current) current_ns = t.ns;
+  }
+  return current_ns <= best_ns * (1.0 + margin) ? current : best;
+}
+
 }  // namespace lowbit

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "select/cost_model.h"
@@ -74,5 +75,15 @@ struct CacheLevels {
   size_t l2 = 0, l3 = 0;
 };
 CacheLevels cache_levels(const std::vector<double>& sizes, const std::vector<double>& bandwidth, bool expect_l3);
+
+// A software-prefetch distance and the median time of one DRAM-bound call at it.
+struct PrefetchTiming {
+  uint32_t bytes;
+  double ns;
+};
+// The distance to record: the fastest one, unless the registry's (`current`, when timed) is
+// within `margin` (relative: 0.02 is 2 %) of it, so that noise between near-equal distances
+// does not move it.
+uint32_t choose_prefetch(const std::vector<PrefetchTiming>& timings, uint32_t current, double margin);
 
 }  // namespace lowbit

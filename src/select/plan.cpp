@@ -26,6 +26,7 @@ struct Machine {
 struct Eligible {
   const KernelDesc* kd;
   Tuning::KernelCostFrom cost;
+  Tuning::PrefetchFrom prefetch;
 };
 
 struct Mix {
@@ -204,7 +205,7 @@ std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
   for (const Eligible& k : ks) {
     Mix mx;
     mx.num = 1;
-    mx.seg[0] = {k.kd, 0, m};
+    mx.seg[0] = {k.kd, 0, m, k.prefetch.bytes};
     mx.cost[0] = &k.cost;
     out.push_back(mx);
   }
@@ -216,8 +217,8 @@ std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
       if (full == 0 || full == m) continue;
       Mix mx;
       mx.num = 2;
-      mx.seg[0] = {big.kd, 0, full};
-      mx.seg[1] = {small.kd, full, m - full};
+      mx.seg[0] = {big.kd, 0, full, big.prefetch.bytes};
+      mx.seg[1] = {small.kd, full, m - full, small.prefetch.bytes};
       mx.cost[0] = &big.cost;
       mx.cost[1] = &small.cost;
       out.push_back(mx);
@@ -260,7 +261,7 @@ PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHe
   std::string why_not;
   for (const KernelDesc& kd : reg.kernels()) {
     const std::string r = kernel_rejection(kd, layout, h.problem, prof.isa, require_code);
-    if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd, prof)});
+    if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd, prof), tuning.prefetch_distance(reg, kd, prof)});
     else if (kd.layout_id == layout.id && why_not.empty()) why_not = r;
     if (explain)
       explain->kernels.push_back({kd.name, r.empty(), r, 0.0, r.empty() ? eligible.back().cost.source : ""});
@@ -317,7 +318,7 @@ ExecPlan single_kernel_plan(const KernelDesc& kd, int m, int threads, int col_ti
   plan.m = m;
   plan.threads = threads;
   plan.per_uarch[0].num_segments = 1;
-  plan.per_uarch[0].seg[0] = {&kd, 0, m};
+  plan.per_uarch[0].seg[0] = {&kd, 0, m, kd.prefetch_bytes};
   plan.row_tile = (m + kd.mr - 1) / kd.mr * kd.mr;
   plan.col_tile = col_tile;
   return plan;
@@ -395,6 +396,10 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
     win.num = plan.per_uarch[0].num_segments;
     for (int i = 0; i < win.num; ++i) win.seg[i] = plan.per_uarch[0].seg[i];
     explain->winner = mix_name(win);
+    for (int i = 0; i < win.num; ++i)
+      for (const Eligible& e : sp.eligible)
+        if (e.kd == win.seg[i].kernel && e.kd->prefetch_bytes > 0)
+          explain->prefetch.push_back(concat(e.kd->name, ": ", e.prefetch.bytes, " B (", e.prefetch.source, ")"));
   }
   return plan;
 }

@@ -23,6 +23,9 @@ constexpr int kMaxSegments = 2;  // e.g. mr=4 tiles, then mr=1 for the remainder
 struct Segment {
   const KernelDesc* kernel = nullptr;
   int row_begin = 0, rows = 0;  // rows [row_begin, row_begin+rows), in blocks of kernel->mr
+  // UKernelArgs::prefetch_bytes of its calls: the tuning record's measured distance for the
+  // kernel, else the registry's (KernelDesc::prefetch_bytes).
+  uint32_t prefetch_bytes = 0;
 };
 
 struct UarchPlan {
@@ -59,6 +62,9 @@ struct PlanExplanation {
   std::string tuning;         // Tuning::origin() of the numbers
   std::string machine;        // where caches, bandwidth and threading numbers came from
   std::string override_note;  // non-empty when a plan override decided
+  // Per winning kernel that prefetches its weights, for uarch index 0: how far ahead and where
+  // the distance came from, e.g. "qa8_qw_gemv_1x8c4__avx2: 2048 B (registry default)".
+  std::vector<std::string> prefetch;
 };
 
 // Why `kd` cannot run packed weights of `layout` and `p` on `isa` (empty string: it can).
@@ -75,8 +81,8 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
                    const Tuning* tuning = nullptr);
 
 // A plan that runs `kd` alone over all m rows with `threads` threads: row tile the rows
-// rounded up to its mr, col_tile columns per tile (a multiple of the layout's nr). For the
-// tests and benchmarks that check or time one kernel.
+// rounded up to its mr, col_tile columns per tile (a multiple of the layout's nr), at the
+// registry's prefetch distance. For the tests and benchmarks that check or time one kernel.
 ExecPlan single_kernel_plan(const KernelDesc& kd, int m, int threads, int col_tile);
 
 // Every plan make_plan chooses among (each kernel mix × each tiling), for a homogeneous

@@ -112,6 +112,15 @@ Tuning::KernelCostFrom Tuning::kernel_cost(const Registry& reg, const KernelDesc
   return out;
 }
 
+Tuning::PrefetchFrom Tuning::prefetch_distance(const Registry& reg, const KernelDesc& kd,
+                                               const CpuProfile& prof) const {
+  if (kd.prefetch_bytes > 0 && applies_to(prof))
+    for (const KernelEntry& e : record_->kernels)
+      if (e.name == kd.name && e.identity == reg.identity(kd) && e.prefetch_bytes >= 0)
+        return {uint32_t(e.prefetch_bytes), origin_};
+  return {kd.prefetch_bytes, "registry default"};
+}
+
 MachineNumbers Tuning::machine(const CpuProfile& prof) const {
   MachineNumbers m;
   m.l2 = prof.caches.l2;

@@ -63,6 +63,15 @@ class Tuning {
   // Logged once per kernel.
   KernelCostFrom kernel_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof) const;
 
+  struct PrefetchFrom {
+    uint32_t bytes;      // UKernelArgs::prefetch_bytes of kd's calls
+    std::string source;  // the origin of a measured one, or "registry default"
+  };
+  // How far ahead `kd` prefetches its weights on `prof`: the record's measured distance when
+  // the record applies and the kernel's identity is unchanged, else the registry's. Always 0
+  // for a kernel that does not prefetch (KernelDesc::prefetch_bytes 0).
+  PrefetchFrom prefetch_distance(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof) const;
+
   MachineNumbers machine(const CpuProfile& prof) const;
 
   // The record's plan override for these weights, m and threads: only when the record applies

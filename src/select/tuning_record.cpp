@@ -180,6 +180,10 @@ KernelEntry read_kernel(const Fields& f) {
   if (f.has("bandwidth")) e.bandwidth = read_table(f.object("bandwidth"));
   e.fit_error = f.number("fit_error", 0.0, 100.0);
   e.samples = int(f.integer("samples", 0, 1000000000));
+  if (f.has("prefetch_bytes")) {
+    e.prefetch_bytes = int(f.integer("prefetch_bytes", 0, kMaxPrefetchBytes));
+    if (e.prefetch_bytes % 64 != 0) f.bad("prefetch_bytes", "a multiple of 64");
+  }
   return e;
 }
 
@@ -282,7 +286,9 @@ std::string record_to_json(const TuningRecord& r) {
       bandwidth_json(j, e.bandwidth);
     }
     j.key("fit_error").exact(e.fit_error);
-    j.field("samples", e.samples).end_object();
+    j.field("samples", e.samples);
+    if (e.prefetch_bytes >= 0) j.field("prefetch_bytes", e.prefetch_bytes);
+    j.end_object();
   }
   j.end_array();
   j.key("overrides").begin_array();

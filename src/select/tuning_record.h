@@ -43,6 +43,9 @@ struct KernelEntry {
   BandwidthTable bandwidth;  // as this kernel reads (optional)
   double fit_error = 0.0;    // worst relative error of the fit over its samples
   int samples = 0;
+  // The software-prefetch distance it read DRAM fastest at (bytes, a multiple of 64 up to
+  // kMaxPrefetchBytes; 0: none), for kernels that prefetch; -1: not measured.
+  int prefetch_bytes = -1;
 };
 
 // A measured winner: when (layout, n, k, bits, group, m, threads) match, this plan is used.

@@ -4,7 +4,8 @@
 // skips the layout's column sums (a fifth more bytes at 4 bits) and sums the weights it has
 // in registers anyway (one byte add per vector, common.h). The NP panels read together are a
 // 1/NP of the call's panels apart: NP long streams, which one core reads from DRAM faster
-// than NP adjacent short ones. With PF > 0 it prefetches every stream PF bytes ahead
+// than NP adjacent short ones. It prefetches every stream UKernelArgs::prefetch_bytes ahead
+// (none at 0): the registry's default distance or the tuning record's measured one
 // (docs/x86-kernels.md, "Decode from DRAM": NP, the spread and the distance per ISA).
 #pragma once
 
@@ -20,7 +21,7 @@ namespace {
 enum class OffsetTerm { kPairProduct, kStart };
 
 // Panels p0, p0 + ps, ..., p0 + (NP - 1)·ps of the call.
-template <class T, class S, int NP, int GS, int SF, bool ZEROS, int PF, OffsetTerm OT>
+template <class T, class S, int NP, int GS, int SF, bool ZEROS, OffsetTerm OT>
 inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
   const int block = GS > 0 ? GS : g.sum_block;
@@ -35,6 +36,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   auto rec = [&](int p) LOWBIT_X86_LAMBDA { return at[p] - lead; };
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
+  const size_t pf = a.prefetch_bytes;
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
   FSums<T, 1, NP, false> facc(nullptr);
   for (int grp = 0; grp < g.groups; ++grp) {
@@ -47,14 +49,14 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       acc[0][p] = kPairs ? T::zero() : init;
       if (kPairs) cz[p] = ZEROS ? T::cz_high(rec(p) + g.zeros_offset, o) : T::set1_32(o << 16);
-      if (S::kBuffered && PF > 0)  // the fast formats prefetch inside block_dot
+      if (S::kBuffered && pf > 0)  // the fast formats prefetch inside block_dot
         for (size_t b = 0; b < g.record_bytes; b += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + PF), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + pf), _MM_HINT_T0);
     });
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP][S::kCount];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0], src[p]); });
-      block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS), S::kBuffered ? 0 : PF>(src, qx, block / kKr, acc, nzx);
+      block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS)>(src, qx, block / kKr, acc, nzx, S::kBuffered ? 0 : pf);
       qx += block;
       if constexpr (kPairs && NP == 1) {
         acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
@@ -75,7 +77,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
 
 // The registered entry point of a GEMV (an LHS block of one row): the first NP·q of the call's
 // panels as q steps of NP panels q apart, the rest one by one.
-template <class T, int NP, int PF, OffsetTerm OT>
+template <class T, int NP, OffsetTerm OT>
 inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const Lhs lhs = lhs_view<1>(shape, a);
@@ -87,8 +89,8 @@ inline void gemv(const GemmShape& shape, const UKernelArgs& a) {
       auto run = [&](auto zeros) LOWBIT_X86_LAMBDA {
         const int np = num_panels<T>(a);
         const int q = np / kNp;
-        for (int p = 0; p < q; ++p) gemv_panels<T, S, kNp, gs, sf, zeros, PF, OT>(g, lhs, a, p, q);
-        for (int p = q * kNp; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, PF, OT>(g, lhs, a, p, 1);
+        for (int p = 0; p < q; ++p) gemv_panels<T, S, kNp, gs, sf, zeros, OT>(g, lhs, a, p, q);
+        for (int p = q * kNp; p < np; ++p) gemv_panels<T, S, 1, gs, sf, zeros, OT>(g, lhs, a, p, 1);
       };
       if (g.has_zeros) run(std::true_type{});
       else run(std::false_type{});

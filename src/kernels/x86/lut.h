@@ -108,8 +108,9 @@ LOWBIT_X86_INLINE void with_lut_group(int group_size, F&& f) {
 
 // ROWS rows (an LHS block of ROWS), NP panels p0, p0 + ps, ...: a panel is 4 runs of T::kNr
 // columns, d and the f32 sums one vector per row and run. BITS: 1..3 (kWidenK); GS: the group
-// size, or 0 (with_lut_group); PF > 0: every record prefetched PF bytes ahead.
-template <class T, int BITS, int ROWS, int NP, int GS, int PF = 0>
+// size, or 0 (with_lut_group); PF: every record prefetched UKernelArgs::prefetch_bytes ahead
+// (when > 0).
+template <class T, int BITS, int ROWS, int NP, int GS, bool PF = false>
 inline void lut_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
   using F = typename T::F;
@@ -146,8 +147,9 @@ inline void lut_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernel
     const uint8_t* at[NP];
     static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
       at[q] = rec[q];
-      if (PF > 0)  // every line of the record, PF bytes ahead
-        for (size_t b = 0; b < g.record_bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(rec[q] + b + PF), _MM_HINT_T0);
+      if (PF && a.prefetch_bytes > 0)  // every line of the record, that far ahead
+        for (size_t b = 0; b < g.record_bytes; b += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(rec[q] + b + a.prefetch_bytes), _MM_HINT_T0);
     });
     for (int c0 = 0; c0 < chunks; c0 += kChunks) {
       V ab[ROWS][NP][2];
@@ -205,8 +207,9 @@ LOWBIT_X86_INLINE void with_lut_bits(int bits, F&& f) {
 }
 
 // The registered entry point of a LUT GEMV: the first NP·q of the call's panels as q steps of
-// NP panels q apart (NP long streams, as gemv.h), the rest one by one; PF as lut_panels.
-template <class T, int NP, int PF>
+// NP panels q apart (NP long streams, as gemv.h), the rest one by one, each record prefetched
+// UKernelArgs::prefetch_bytes ahead.
+template <class T, int NP>
 inline void lut_gemv(const GemmShape& shape, const UKernelArgs& a) {
   const PackedGeometry& g = *shape.geo;
   const LutLhs lhs = lut_lhs_view<1>(shape, a);
@@ -214,8 +217,8 @@ inline void lut_gemv(const GemmShape& shape, const UKernelArgs& a) {
     with_lut_group(g.group_size, [&](auto gs) LOWBIT_X86_LAMBDA {
       const int np = int((a.n + size_t(T::kCols) - 1) / size_t(T::kCols));
       const int q = np / NP;
-      for (int p = 0; p < q; ++p) lut_panels<T, bits, 1, NP, gs, PF>(g, lhs, a, p, q);
-      for (int p = q * NP; p < np; ++p) lut_panels<T, bits, 1, 1, gs, PF>(g, lhs, a, p, 1);
+      for (int p = 0; p < q; ++p) lut_panels<T, bits, 1, NP, gs, true>(g, lhs, a, p, q);
+      for (int p = q * NP; p < np; ++p) lut_panels<T, bits, 1, 1, gs, true>(g, lhs, a, p, 1);
     });
   });
 }

@@ -8,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemv_1x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemv<x86::Avx512Vnni, 4, 2048, x86::OffsetTerm::kStart>(shape, args);
+  x86::gemv<x86::Avx512Vnni, 4, x86::OffsetTerm::kStart>(shape, args);
 }
 
 }  // namespace lowbit

@@ -8,7 +8,7 @@
 namespace lowbit {
 
 void qa8_qw_gemv_1x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args) {
-  x86::gemv<x86::AvxVnni, 4, 2048, x86::OffsetTerm::kPairProduct>(shape, args);
+  x86::gemv<x86::AvxVnni, 4, x86::OffsetTerm::kPairProduct>(shape, args);
 }
 
 }  // namespace lowbit
