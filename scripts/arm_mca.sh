@@ -5,7 +5,7 @@
 #                                  at 32: one loop iteration = one 32-k group, unpacking and
 #                                  per-group scaling included; built with the library's compiler
 #                                  and flags (GCC 12 -O3 -ffp-contract=off -fno-math-errno,
-#                                  -fno-schedule-insns, -march per ISA)
+#                                  -fno-schedule-insns, dot product -fno-ivopts, -march per ISA)
 #   KleidiAI (KAI_SRC=<tree> or KAI_GIT=<bare git of github:ARM-software/kleidiai>): its
 #                                  matmul_clamp_f32_qai8dxp_qsi4c32p *neon*_asm.S, assembled
 #   bench/arm_mca/extract_group_loop.py   the same loop rule for both (an object file's loop

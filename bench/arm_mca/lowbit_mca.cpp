@@ -15,7 +15,12 @@
 // 8 x 4 tile (1024 MACs per group), run twice per panel. The dot-product GEMVs run two panels
 // side by side: 1 x 16 (512 MACs per group).
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-schedule-insns", "no-peephole2")  // as src/kernels/arm/sources.cmake builds them
+// As src/kernels/arm/sources.cmake builds them.
+#if defined(MCA_DOTPROD)
+#pragma GCC optimize("no-schedule-insns", "no-peephole2", "no-ivopts")
+#else
+#pragma GCC optimize("no-schedule-insns", "no-peephole2")
+#endif
 #endif
 
 #if defined(MCA_NEON)

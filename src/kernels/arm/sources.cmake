@@ -5,14 +5,21 @@
 # ahead of its dot products, which then no longer fit 32 registers (accumulators spill); the
 # pass after register allocation still schedules. -fno-peephole2: no load pairs (ldp of two
 # q registers is 3 micro-ops where two ldr are 2 on Cortex-A57/A72-class decoders, and blocks
-# Cortex-A55's load pipe for 6 cycles). GCC's flags only: they change speed, never results.
+# Cortex-A55's load pipe for 6 cycles). The dot-product TUs add -fno-ivopts: GCC otherwise
+# merges the per-group LHS and column-sum pointers into one index register, and a load with a
+# register offset is two micro-ops where an immediate offset is one on Cortex-A57/A76-class
+# decoders (the 4-bit GEMV's group: 43.2 -> 42.2 cycles in llvm-mca-19's cortex-a76 model,
+# Neoverse N2/V2 unchanged; docs/arm-kernels.md). GCC's flags only: they change speed, never
+# results.
 set(arm_gcc_flags "")
+set(arm_gcc_dotprod_flags "")
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   set(arm_gcc_flags ";-fno-schedule-insns;-fno-peephole2")
+  set(arm_gcc_dotprod_flags "${arm_gcc_flags};-fno-ivopts")
 endif()
 set(LOWBIT_ARM_NEON_FLAGS "-march=armv8-a")
-set(LOWBIT_ARM_DOTPROD_FLAGS "-march=armv8.2-a+dotprod${arm_gcc_flags}")
-set(LOWBIT_ARM_DOTPROD_A55_FLAGS "-march=armv8.2-a+dotprod;-mtune=cortex-a55${arm_gcc_flags}")
+set(LOWBIT_ARM_DOTPROD_FLAGS "-march=armv8.2-a+dotprod${arm_gcc_dotprod_flags}")
+set(LOWBIT_ARM_DOTPROD_A55_FLAGS "-march=armv8.2-a+dotprod;-mtune=cortex-a55${arm_gcc_dotprod_flags}")
 set(LOWBIT_ARM_I8MM_FLAGS "-march=armv8.2-a+dotprod+i8mm${arm_gcc_flags}")
 
 lowbit_isa_sources(LOWBIT_SOURCES "${LOWBIT_ARM_NEON_FLAGS}"
