@@ -50,13 +50,24 @@ for cpu in cortex-a53 cortex-a76 max; do
   [ -x "$build/tests/c_smoke" ] && run "$cpu" c_smoke "$build/tests/c_smoke"
   # The CLI itself: the layout it picks for this CPU model.
   case $cpu in
-    cortex-a53) want=arm_neon_n8k1s16 ;;
-    cortex-a76) want=arm_dotprod_n8k4s16_sums ;;
-    *) want=arm_i8mm_n8k8s16_sums ;;
+    cortex-a53) want=arm_neon_n8k1s16 kernel=qa8_qw_gemm_4x8c1__neon ;;
+    cortex-a76) want=arm_dotprod_n8k4s16_sums kernel=qa8_qw_gemv_1x16c4__dotprod ;;
+    *) want=arm_i8mm_n8k8s16_sums kernel=qa8_qw_gemm_8x8c8__i8mm ;;
   esac
   run "$cpu" lowbit-explain "$build/tools/lowbit" explain --n 256 --k 512 --m 5 --bits 4 --group 32 --zeros
   if ! grep -q -- "-> $want" "$build/qemu-$cpu-lowbit-explain.log"; then
     echo "  lowbit explain under -cpu $cpu did not pick $want"
+    failed=1
+  fi
+  # `lowbit tune` on this CPU (its smoke budget): a record with this ISA's kernels, which the
+  # planner then takes its numbers from.
+  record="$build/qemu-$cpu-tune.json"
+  run "$cpu" lowbit-tune "$build/tools/lowbit" tune --smoke --threads 1 --out "$record"
+  run "$cpu" lowbit-explain-tuned -E "LOWBIT_TUNING=$record" "$build/tools/lowbit" explain --n 256 --k 512 --m 5 \
+    --bits 4 --group 32
+  if ! grep -q "\"name\": \"$kernel\"" "$record" ||
+     ! grep -q "numbers: file $record" "$build/qemu-$cpu-lowbit-explain-tuned.log"; then
+    echo "  lowbit tune under -cpu $cpu: no entry for $kernel, or explain did not use the record"
     failed=1
   fi
 done
