@@ -6,8 +6,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "registry/registry.h"
+#include "select/tuning_record.h"
 #include "test_util.h"
 
 #ifndef LOWBIT_CLI
@@ -278,6 +282,19 @@ TEST(Cli, TuneWritesARecordThatLoads) {
   const size_t at = r.out.find("\"record\":\"") + 10;
   const std::string path = r.out.substr(at, r.out.find('"', at) - at);
   EXPECT_EQ(path.rfind(dir + "/lowbit/tuning-", 0), 0u) << path;
+  // Each kernel that prefetches its weights got a distance, and only those.
+  {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const lowbit::TuningRecord rec = lowbit::parse_record(text);
+    ASSERT_FALSE(rec.kernels.empty());
+    for (const lowbit::KernelEntry& e : rec.kernels) {
+      const lowbit::KernelDesc* kd = lowbit::default_registry().kernel(e.name);
+      ASSERT_NE(kd, nullptr) << e.name;
+      if (kd->prefetch_bytes > 0) EXPECT_GE(e.prefetch_bytes, 0) << e.name;
+      else EXPECT_EQ(e.prefetch_bytes, -1) << e.name;
+    }
+  }
   r = run("explain --n 256 --k 512 --m 3 --bits 4 --group 32 --json", env);
   ASSERT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("\"tuning\":\"cache " + path), std::string::npos) << r.out.substr(0, 400);

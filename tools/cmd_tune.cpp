@@ -162,14 +162,15 @@ int cmd_tune(int argc, char** argv) {
     // A kernel that prefetches its weights: the distance this CPU's memory wants first
     // (docs/tuning.md), then its bandwidth at that distance.
     uint32_t prefetch = f.kd->prefetch_bytes;
-    if (prefetch > 0 && budget.dram) {
+    if (prefetch > 0 && budget.prefetch) {
       const std::vector<PrefetchTiming> pt = prefetch_timings(*f.kd, caches, budget);
       prefetch = choose_prefetch(pt, f.kd->prefetch_bytes, kPrefetchMargin);
       f.entry.prefetch_bytes = int(prefetch);
       std::string times;
       for (const PrefetchTiming& t : pt)
         times += concat(times.empty() ? "" : ", ", t.bytes, " B ", fmt(t.ns * 1e-3, 0), " µs");
-      progress(concat("  ", f.kd->name, " from DRAM: ", times, " -> ", prefetch, " B"));
+      progress(concat("  ", f.kd->name, budget.dram ? " from DRAM: " : " (1 MiB, not DRAM): ", times, " -> ",
+                      prefetch, " B"));
     }
     f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget, prefetch);
   }
@@ -270,6 +271,7 @@ int cmd_tune(int argc, char** argv) {
       j.end_array();
       j.key("bandwidth");
       bandwidth_json(j, e.bandwidth);
+      if (e.prefetch_bytes >= 0) j.field("prefetch_bytes", e.prefetch_bytes);
       j.end_object();
     }
     j.end_array();

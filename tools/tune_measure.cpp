@@ -149,9 +149,9 @@ double parallel_ns(int w, const std::function<void(size_t)>& task) {
 void progress(const std::string& line) { std::fprintf(stderr, "lowbit tune: %s\n", line.c_str()); }
 
 TuneBudget tune_budget(bool quick, bool smoke) {
-  if (smoke) return {2e3, 1, {4, 8}, {32}, 4.0 * MiB, 4.0, false, 1, 2e6};
-  if (quick) return {3e4, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, std::sqrt(2.0), true, 3, 1e8};
-  return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 5, 2e8};
+  if (smoke) return {2e3, 1, {4, 8}, {32}, 4.0 * MiB, 4.0, false, 1, 2e6, true};
+  if (quick) return {3e4, 5, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 128.0 * MiB, std::sqrt(2.0), true, 3, 1e8, true};
+  return {1e5, 9, {1, 2, 3, 4, 5, 6, 7, 8}, {32, 128}, 256.0 * MiB, std::pow(2.0, 0.25), true, 5, 2e8, true};
 }
 
 // Every (kernel, bits, group, rows, columns) to time, with its weights and activations.
@@ -309,7 +309,8 @@ std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLe
   constexpr int k = 4096, bits = 4, group = 32;
   const LayoutDesc& l = *default_registry().layout(kd.layout_id);
   const double col_bytes = double(make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l.nr;
-  const int cols = std::max(l.nr, int(double(dram_bytes(caches, 1)) / col_bytes) / l.nr * l.nr);
+  const double bytes = b.dram ? double(dram_bytes(caches, 1)) : double(MiB);
+  const int cols = std::max(l.nr, int(bytes / col_bytes) / l.nr * l.nr);
   const TimedWeights tw = timed_weights(l, bits, group, k, cols);
   const AlignedBuffer lhs = packed_lhs(kd, 1, k, group);
   std::vector<float> y(static_cast<size_t>(cols));

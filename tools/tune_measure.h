@@ -26,6 +26,7 @@ struct TuneBudget {
   bool dram;               // measure DRAM bandwidth (large buffers)
   int shape_reps;          // head-to-head reps per candidate (at least)
   double shape_case_ns;    // time budget per (shape, m, threads) case
+  bool prefetch;           // time the prefetch distances (from DRAM; without `dram`, 1 MiB: the machinery only)
 };
 TuneBudget tune_budget(bool quick, bool smoke);
 
@@ -66,8 +67,8 @@ BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, 
                                uint32_t prefetch_bytes = 0);
 
 // One worker's decode from DRAM (`kd`, a kernel that prefetches its weights: one row, 4-bit,
-// group 32, the weights well over L3) at each software-prefetch distance from none to 8 KiB,
-// the distances interleaved (choose_prefetch picks one).
+// group 32, the weights well over L3; 1 MiB of them without b.dram) at each software-prefetch
+// distance from none to 8 KiB, the distances interleaved (choose_prefetch picks one).
 std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b);
 
 // Per parallel call of w = 1..threads workers (index w-1; 0 for one worker, which runs inline)
