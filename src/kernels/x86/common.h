@@ -239,15 +239,17 @@ LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
 
 // Σ u·qx over `nkb` k-blocks into acc[r][p], ROWS rows of an MR-row LHS block and NP column
 // panels: src[p][i] is panel p's first vector of plane i (format S), qx the LHS of the first
-// k-block. NKB > 0: nkb is a multiple of NKB, each NKB k-blocks straight-line code. With pf > 0 each
-// 64-byte line of every plane is prefetched pf bytes ahead. SUM (one row): also adds -zx·Su,
+// k-block. NKB > 0: nkb is a multiple of NKB, each NKB k-blocks straight-line code. With PF > 0 each
+// 64-byte line of every plane is prefetched PF bytes ahead; with PF = kRuntimePrefetch, *pf
+// bytes ahead (read at every prefetch, below). SUM (one row): also adds -zx·Su,
 // from uint8 column sums of the unpacked vectors flushed by pair products with nzx (-zx in
 // every int16 lane). CHAINS > 1 splits each accumulator's dots into that many independent
 // chains (by k-block within a step), added up at the end: for kernels whose few accumulators
 // would otherwise wait on the dot latency (T::add32 then needed).
-template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int CHAINS = 1>
+constexpr int kRuntimePrefetch = -1;
+template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF, int CHAINS = 1>
 LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], const int8_t* qx, int nkb_rt,
-                                 typename T::V (&acc)[ROWS][NP], typename T::V nzx, size_t pf) {
+                                 typename T::V (&acc)[ROWS][NP], typename T::V nzx, const uint32_t* pf = nullptr) {
   static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
   using V = typename T::V;
   constexpr int kPer = S::kPerLoad;
@@ -293,7 +295,13 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
             const int load = step * S::loads(i) + s / per;
             const uint8_t* at = src[p][i] + size_t(load) * T::kBytes;
             raw[p][S::first_load(i) + s / per] = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
-            if (pf > 0 && load % kLinesEvery == 0) _mm_prefetch(reinterpret_cast<const char*>(at + pf), _MM_HINT_T0);
+            if (PF != 0 && load % kLinesEvery == 0) {
+              // A run-time distance is read where it is used: held in a register across the
+              // loop, it cost the 3- and 7-bit GEMVs (12 stream pointers in 15 registers)
+              // 15-19 % from DRAM (docs/x86-kernels.md, "Decode from DRAM").
+              const size_t d = PF > 0 ? size_t(PF) : *static_cast<const volatile uint32_t*>(pf);
+              _mm_prefetch(reinterpret_cast<const char*>(at + d), _MM_HINT_T0);
+            }
           }
         });
       });

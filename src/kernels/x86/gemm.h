@@ -42,7 +42,7 @@ inline void gemm_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP][S::kCount];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec[p], s, buf[S::kBuffered ? int(p) : 0], src[p]); });
-      block_dot<T, S, ROWS, NP, MR, false, chunk_kblocks<S>(GS), CHAINS>(src, qx, block / kKr, acc, V(), S::kBuffered ? 0 : PF);
+      block_dot<T, S, ROWS, NP, MR, false, chunk_kblocks<S>(GS), S::kBuffered ? 0 : PF, CHAINS>(src, qx, block / kKr, acc, V());
       qx += size_t(block) * MR;
       V cs[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { cs[p] = T::load(sums[p] + size_t(s) * T::kNr * 4); });

@@ -56,7 +56,8 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP][S::kCount];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0], src[p]); });
-      block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS)>(src, qx, block / kKr, acc, nzx, S::kBuffered ? 0 : pf);
+      block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS), S::kBuffered ? 0 : kRuntimePrefetch>(src, qx, block / kKr, acc, nzx,
+                                                                                       &a.prefetch_bytes);
       qx += block;
       if constexpr (kPairs && NP == 1) {
         acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
