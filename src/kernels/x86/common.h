@@ -249,7 +249,7 @@ LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
 constexpr int kRuntimePrefetch = -1;
 template <class T, class S, int ROWS, int NP, int MR, bool SUM, int NKB, int PF, int CHAINS = 1>
 LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], const int8_t* qx, int nkb_rt,
-                                 typename T::V (&acc)[ROWS][NP], typename T::V nzx, const uint32_t* pf = nullptr) {
+                                 typename T::V (&acc)[ROWS][NP], typename T::V nzx, const volatile uint32_t* pf = nullptr) {
   static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
   using V = typename T::V;
   constexpr int kPer = S::kPerLoad;
@@ -296,10 +296,11 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
             const uint8_t* at = src[p][i] + size_t(load) * T::kBytes;
             raw[p][S::first_load(i) + s / per] = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
             if (PF != 0 && load % kLinesEvery == 0) {
-              // A run-time distance is read where it is used: held in a register across the
-              // loop, it cost the 3- and 7-bit GEMVs (12 stream pointers in 15 registers)
-              // 15-19 % from DRAM (docs/x86-kernels.md, "Decode from DRAM").
-              const size_t d = PF > 0 ? size_t(PF) : *static_cast<const volatile uint32_t*>(pf);
+              // A run-time distance is read where it is used, from the caller's stack: held
+              // in a register across the loop, it cost the 3- and 7-bit GEMVs (12 stream
+              // pointers in 15 registers) 15-19 % from DRAM (docs/x86-kernels.md, "Decode
+              // from DRAM").
+              const size_t d = PF > 0 ? size_t(PF) : *pf;
               _mm_prefetch(reinterpret_cast<const char*>(at + d), _MM_HINT_T0);
             }
           }

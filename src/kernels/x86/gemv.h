@@ -37,6 +37,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
   const size_t pf = a.prefetch_bytes;
+  const volatile uint32_t pf_slot = a.prefetch_bytes;  // block_dot reads it: a stack slot, no register
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
   FSums<T, 1, NP, false> facc(nullptr);
   for (int grp = 0; grp < g.groups; ++grp) {
@@ -57,7 +58,7 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
       const uint8_t* src[NP][S::kCount];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { block_planes<T, S>(g, rec(p), s, buf[S::kBuffered ? int(p) : 0], src[p]); });
       block_dot<T, S, 1, NP, 1, true, chunk_kblocks<S>(GS), S::kBuffered ? 0 : kRuntimePrefetch>(src, qx, block / kKr, acc, nzx,
-                                                                                       &a.prefetch_bytes);
+                                                                                       &pf_slot);
       qx += block;
       if constexpr (kPairs && NP == 1) {
         acc[0][0] = T::pair_dot_x(acc[0][0], cz[0], pairs);
