@@ -8,7 +8,8 @@
 # else that raises SIGILL, e.g. GFNI) are recorded and stepped over without executing: the kernels' control flow depends only on scalar
 # counters, never on vector data, so the path is the one the real CPU takes. The one way
 # scalar state goes through skipped instructions, a scalar kept in a vector or mask register
-# (vmovd/vmovq/kmov from a GPR or memory, and back), is replayed from a shadow copy; any
+# (vmovd/vmovq/kmov from a GPR or memory, register copies between vector registers, and
+# back), is replayed from a shadow copy; any
 # other skipped instruction that writes a general-purpose register or the flags is reported
 # (the path after it could differ), and scripts/x86_mca.sh fails then.
 import os
@@ -49,6 +50,7 @@ def lacks(pc, ins):
 
 
 MOV = re.compile(r"^(vmov[dq]|kmov[bwdq])\s+([^,]+),\s*(%\w+)$")
+COPY = re.compile(r"^(vmovdq[au](?:32|64)?|vmov[au]p[sd])\s+(%[xyz]mm\d+),\s*(%[xyz]mm\d+)$")
 MEM = re.compile(r"^(-?(?:0x)?[0-9a-f]*)\((%\w+)?(?:,(%\w+),(\d))?\)$")
 WIDTH = {"b": 1, "w": 2, "d": 4, "q": 8}
 shadow = {}  # vector or mask register -> the scalar value skipped moves put there
@@ -61,6 +63,10 @@ def vreg(r):
 def replay_move(text):
     """Replays a skipped scalar move into or out of a vector / mask register (GCC keeps
     spilled GPRs there): GPR or memory -> shadow, shadow -> GPR. False if not one."""
+    c = COPY.match(text)  # a register copy of a spilled scalar (one spill slot to another)
+    if c and vreg(c.group(2)) in shadow:
+        shadow[vreg(c.group(3))] = shadow[vreg(c.group(2))]
+        return True
     m = MOV.match(text)
     if not m:
         return False
