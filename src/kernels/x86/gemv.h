@@ -5,7 +5,8 @@
 // in registers anyway (one byte add per vector, common.h). The NP panels read together are a
 // 1/NP of the call's panels apart: NP long streams, which one core reads from DRAM faster
 // than NP adjacent short ones. It prefetches every stream UKernelArgs::prefetch_bytes ahead
-// (none at 0): the registry's default distance or the tuning record's measured one
+// (at 0 the line being read: no lookahead): the registry's default distance or the tuning
+// record's measured one
 // (docs/x86-kernels.md, "Decode from DRAM": NP, the spread and the distance per ISA).
 #pragma once
 
