@@ -31,11 +31,13 @@ cpus_for() {
 }
 # Columns per call: the panels a kernel runs at once (one pass over the groups), so the
 # traced call has exactly one group loop: the GEMVs four panels (the 256-bit ones two at
-# widths of several planes: gemv_panels in their traits), the GEMMs theirs.
+# widths of several planes: gemv_panels in their traits), the GEMMs theirs (the AVX2 one a
+# single panel at 8 bits: gemm_panels).
 cols_for() {  # kernel bits
   case $1 in
     *gemv_1x16*) echo 64 ;;
     *gemv*) case $2 in 1|2|4|8) echo 32 ;; *) echo 16 ;; esac ;;
+    *gemm*__avx2) case $2 in 8) echo 8 ;; *) echo 16 ;; esac ;;
     *) echo 16 ;;
   esac
 }

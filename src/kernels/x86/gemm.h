@@ -102,7 +102,7 @@ inline void gemm(const GemmShape& shape, const UKernelArgs& a) {
     using S = decltype(s);
     with_rows<S, MR>(int(a.m), [&](auto rows) LOWBIT_X86_LAMBDA {
       with_group<S>(g, [&](auto gs, auto sf) LOWBIT_X86_LAMBDA {
-        for_panels<NP, T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
+        for_panels<min_i(NP, T::gemm_panels(rows, S::kUmax)), T>(a, [&](int p, auto np) LOWBIT_X86_LAMBDA {
           gemm_panels<T, S, rows, np, MR, gs, sf, PF, FMEM, CHAINS>(g, lhs, a, p);
         });
       });

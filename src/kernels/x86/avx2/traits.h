@@ -22,6 +22,9 @@ struct Avx256Common {
   // registers, four panels of a multi-plane width spill (accumulators, partials, column sums
   // and the planes of every panel).
   static constexpr int gemv_panels(int loads) { return loads > 1 ? 2 : 4; }
+  // Panels a GEMM of `rows` rows runs at once for values up to umax (no limit here: the
+  // kernels' own choice).
+  static constexpr int gemm_panels(int, int) { return 1 << 10; }
 
   static V load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   // A vector of packed weights that unpacks into several: loaded once into a register (the
@@ -89,7 +92,9 @@ struct Avx256Common {
 };
 
 // vpmaddubsw saturates int16: u·x pairs are exact for u <= 127, and a run of R k-blocks of
-// int16 partials stays exact while R·2·UMAX·128 <= 32768. 8-bit u is split u = lo + 128·hi.
+// int16 partials stays exact while R·2·UMAX·128 <= 32768. 8-bit u is split into nibbles,
+// u = lo + 16·hi: two products whose partials run 8 k-blocks, as 4 bits' do (u = lo + 128·hi
+// had to flush both after every k-block: 8 vector ops per k-block and row against 4.5).
 struct Avx2 : Avx256Common {
   struct Part {
     V a, h;
@@ -97,12 +102,18 @@ struct Avx2 : Avx256Common {
   struct W {
     V u, hi;
   };
-  static constexpr int run_kbs(int umax) { return umax == 255 ? 1 : 32768 / (256 * umax); }
+  // As many panels as keep the accumulators and their int16 partials in 16 registers: at 8
+  // bits (two partials) 4 rows x 2 panels spill 24 and one panel fits (8-bit prefill on Zen 3
+  // 0.55 -> 0.62 of 4 bits); 4 rows x 2 panels at the other widths are exactly 16.
+  static constexpr int gemm_panels(int rows, int umax) {
+    return max_i(1, 16 / (rows * (umax == 255 ? 3 : 2)));
+  }
+  static constexpr int run_kbs(int umax) { return 32768 / (256 * (umax == 255 ? 15 : umax)); }
   static Part part_begin(V) { return Part{zero(), zero()}; }
   template <int UMAX>
   static W prep(V u) {
     if (UMAX == 255)
-      return W{_mm256_and_si256(u, set1_8(0x7F)), _mm256_and_si256(_mm256_srli_epi16(u, 7), set1_8(1))};
+      return W{_mm256_and_si256(u, set1_8(0x0F)), _mm256_and_si256(_mm256_srli_epi16(u, 4), set1_8(0x0F))};
     return W{u, u};
   }
   template <int UMAX>
@@ -114,7 +125,7 @@ struct Avx2 : Avx256Common {
   template <int UMAX>
   static V part_end(V acc, Part p) {
     acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.a, _mm256_set1_epi16(1)));
-    if (UMAX == 255) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.h, _mm256_set1_epi16(128)));
+    if (UMAX == 255) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p.h, _mm256_set1_epi16(16)));
     return acc;
   }
   // acc + Σ of the products of the int16 pairs of a and b (exact: no lane is -32768 twice).

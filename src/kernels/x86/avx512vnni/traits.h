@@ -24,6 +24,7 @@ struct Avx512Vnni {
   };
   static constexpr int kNr = 16, kBytes = 64;
   static constexpr int gemv_panels(int) { return 4; }  // 32 registers: four panels always fit
+  static constexpr int gemm_panels(int, int) { return 1 << 10; }  // the kernels' own choice
   // GCC 12's unmasked forms trip -Wmaybe-uninitialized (_mm512_undefined_*): use maskz.
   static constexpr __mmask16 kAll = 0xFFFF;
 
