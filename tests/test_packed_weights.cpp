@@ -7,6 +7,7 @@
 #include "format/layouts.h"
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/live_weights.h"
 #include "test_util.h"
 #include "util/bf16.h"
 
@@ -245,6 +246,30 @@ TEST(View, ReadsTheCallersMemoryInPlaceAfterValidatingIt) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::corrupt_data);
   }
+}
+
+// The process's live packed weights (ops/live_weights.h) count a buffer once, whatever holds
+// it: an owner, its copies, and a view of the same bytes; a view of other bytes is another.
+TEST(View, CountsOnceAmongTheLiveWeights) {
+  const WeightProblem p{64, 128, 4, 32, false, false};
+  const test::Weights w = test::random_weights(p, 3);
+  const size_t before = live_weight_bytes();
+  {
+    const PackedWeights a = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(),
+                                                nullptr, nullptr);
+    EXPECT_EQ(live_weight_bytes(), before + a.size());
+    {
+      const PackedWeights copy = a;  // NOLINT: a second holder of the same Impl
+      const PackedWeights v = PackedWeights::view(a.data(), a.size());
+      EXPECT_EQ(live_weight_bytes(), before + a.size());
+      AlignedBuffer mem(a.size());
+      std::memcpy(mem.data(), a.data(), a.size());
+      const PackedWeights other = PackedWeights::view(mem.data(), a.size());
+      EXPECT_EQ(live_weight_bytes(), before + 2 * a.size());
+    }
+    EXPECT_EQ(live_weight_bytes(), before + a.size());
+  }
+  EXPECT_EQ(live_weight_bytes(), before);
 }
 
 TEST_F(Files, FlippedBitInASavedFileIsDetected) {

@@ -337,6 +337,40 @@ TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
   EXPECT_EQ(t.kernel_cost(default_registry(), second, other).source, "generic");
 }
 
+// Inside a model larger than L3 a layer's weights come from DRAM, however small the layer:
+// with the zen3-dev record's numbers, 2048x2048 4-bit decode alone (L3-resident) runs on the
+// GEMV that reads the column sums, in a 1 GiB working set on the streaming GEMV (a fifth fewer
+// bytes from DRAM); a working set L3 holds plans as the weights alone.
+TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
+  const Registry& reg = default_registry();
+  std::string_view text;
+  for (const BuiltinRecord& b : builtin_records())
+    if (std::string(b.file) == "zen3-dev.json") text = b.text;
+  ASSERT_FALSE(text.empty());
+  TuningRecord r = parse_record(text);
+  r.scope = "uarch";  // any Zen 3, as the profile below
+  const Tuning t(std::make_shared<TuningRecord>(r), "built-in zen3-dev.json");
+  const CpuProfile zen3 = parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen3;l2=512K;l3=32M");
+  PackedHeader h;
+  h.layout = find_layout(layout_id::x86_avx2_n8k4s32_sums);
+  h.problem = {2048, 2048, 4, 32, false, false};
+  const ExecPlan alone = make_plan(reg, zen3, h, 1, 1, nullptr, false, &t);
+  PlanExplanation ex;
+  const ExecPlan model = make_plan(reg, zen3, h, 1, 1, &ex, false, &t, size_t(1) << 30);
+  ASSERT_EQ(alone.per_uarch[0].num_segments, 1);
+  ASSERT_EQ(model.per_uarch[0].num_segments, 1);
+  EXPECT_STREQ(alone.per_uarch[0].seg[0].kernel->name, "qa8_qw_gemv_1x8c4_sums__avx2");
+  EXPECT_STREQ(model.per_uarch[0].seg[0].kernel->name, "qa8_qw_gemv_1x8c4__avx2");
+  EXPECT_GT(model.per_uarch[0].est_ns, alone.per_uarch[0].est_ns);
+  EXPECT_NE(model.key, alone.key);  // never found in each other's cache slot
+  EXPECT_NE(format_plan(model, h, &ex).find("working set: 1024 MiB of packed weights read in turn (more than L3"),
+            std::string::npos)
+      << format_plan(model, h, &ex);
+  const ExecPlan small_model = make_plan(reg, zen3, h, 1, 1, nullptr, false, &t, size_t(8) << 20);
+  EXPECT_TRUE(same_plan(small_model, alone));
+  EXPECT_EQ(small_model.per_uarch[0].est_ns, alone.per_uarch[0].est_ns);
+}
+
 // A kernel that prefetches its weights runs at the distance the record measured for it on this
 // CPU, and explain says where the distance came from; other CPUs, a changed kernel and a kernel
 // that does not prefetch keep the registry's.

@@ -8,7 +8,7 @@ namespace lowbit::cli {
 
 int cmd_explain(int argc, char** argv) {
   const Args args(argc, argv, {"json", "zeros", "bias"},
-                  {"n", "k", "m", "bits", "group", "threads", "target"});
+                  {"n", "k", "m", "bits", "group", "threads", "target", "working-set-mib"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   WeightProblem p;
   p.n = int(args.integer("n", 1, 1 << 30));
@@ -24,7 +24,9 @@ int cmd_explain(int argc, char** argv) {
   } catch (const Error& err) {
     throw UsageError(err.what());
   }
-  const Explanation e = explain(p, m, threads, args.str("target"));
+  const size_t working_set =
+      args.has("working-set-mib") ? size_t(args.integer("working-set-mib", 0, 1 << 24)) << 20 : 0;
+  const Explanation e = explain(p, m, threads, args.str("target"), working_set);
   if (args.flag("json")) std::printf("%s\n", explanation_json(e).c_str());
   else std::printf("%s", explanation_text(e).c_str());
   return 0;

@@ -114,7 +114,8 @@ bool kernel_runs_here(const KernelDesc& k) {
   return k.fn != nullptr && host_profile().isa.contains(k.requires);
 }
 
-Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target) {
+Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target,
+                    size_t working_set) {
   validate_problem(p);
   if (m < 1) fail(Status::invalid_argument, "m must be >= 1 (got ", m, ")");
   Explanation e;
@@ -127,7 +128,9 @@ Explanation explain(const WeightProblem& p, int m, int threads, const std::strin
   e.layout = select_layout(reg, e.profile, p);
   e.header.layout = e.layout.winner;
   e.header.problem = p;
-  e.plan = make_plan(reg, e.profile, e.header, m, e.threads, &e.plan_candidates, target.empty());
+  e.working_set = working_set;
+  e.plan = make_plan(reg, e.profile, e.header, m, e.threads, &e.plan_candidates, target.empty(), nullptr,
+                     working_set);
   return e;
 }
 
@@ -148,7 +151,8 @@ std::string explanation_json(const Explanation& e) {
   j.field("m", e.m).field("threads", e.threads).field("row_tile", e.plan.row_tile)
       .field("col_tile", e.plan.col_tile);
   j.field("winner", e.plan_candidates.winner).field("tuning", e.plan_candidates.tuning)
-      .field("machine", e.plan_candidates.machine);
+      .field("machine", e.plan_candidates.machine)
+      .field("working_set_bytes", (unsigned long long)e.working_set);
   j.key("override");
   if (e.plan_candidates.override_note.empty()) j.null(); else j.value(e.plan_candidates.override_note);
   j.key("kernels");

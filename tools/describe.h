@@ -37,9 +37,12 @@ struct Explanation {  // everything `lowbit explain` reports
   PackedHeader header;
   ExecPlan plan;
   PlanExplanation plan_candidates;
+  size_t working_set = 0;  // bytes of packed weights read in turn (make_plan; 0: these alone)
 };
 // Validates the problem and m (Error(invalid_argument)); threads <= 0: the target's threads.
-Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target);
+// working_set as for make_plan: what the plan of a call inside a model of that many bytes is.
+Explanation explain(const WeightProblem& p, int m, int threads, const std::string& target,
+                    size_t working_set = 0);
 std::string explanation_json(const Explanation& e);
 std::string explanation_text(const Explanation& e);
 

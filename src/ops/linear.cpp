@@ -14,6 +14,7 @@
 #include "cpu/current_core.h"
 #include "format/layouts.h"
 #include "ops/lhs_pack.h"
+#include "ops/live_weights.h"
 #include "select/explain.h"
 #include "select/select_layout.h"
 #include "util/error.h"
@@ -397,12 +398,17 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
   threads = std::max(threads, 1);
   if (pool == nullptr && ctx.team == nullptr) pool = pool_for_threads(threads);
 
-  const uint64_t key = plan_key(m, threads);
+  // A process whose packed weights outgrow L3 (a model) reads each layer's from DRAM, however
+  // small the layer: plan it so (ops/live_weights.h), under its own key.
+  const size_t live = live_weight_bytes();
+  const bool streamed = ctx.profile->caches.l3 > 0 && live > ctx.profile->caches.l3;
+  const uint64_t key = plan_key(m, threads, streamed);
   const ExecPlan* plan = ctx.cache ? ctx.cache->find(key) : nullptr;
   ExecPlan fresh;
   if (plan == nullptr) {
     PlanExplanation ex;
-    fresh = make_plan(*ctx.registry, *ctx.profile, w.header, m, threads, log_select() ? &ex : nullptr);
+    fresh = make_plan(*ctx.registry, *ctx.profile, w.header, m, threads, log_select() ? &ex : nullptr, true,
+                      nullptr, streamed ? live : 0);
     if (log_select()) std::fprintf(stderr, "%s", format_plan(fresh, w.header, &ex).c_str());
     plan = ctx.cache ? ctx.cache->insert(fresh) : nullptr;
     if (plan == nullptr) plan = &fresh;
@@ -420,6 +426,7 @@ void PackedWeights::Impl::make_view_lease() {
 }
 
 PackedWeights::Impl::~Impl() {
+  forget_live_weights(buf.data());
   if (!view_lease_) return;
   view_lease_.reset();
   while (!view_lease_released_.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -442,6 +449,7 @@ PackedWeights wrap(PackedBuffer&& b) {
   auto impl = std::make_shared<PackedWeights::Impl>();
   impl->buf = std::move(b);
   if (impl->buf.view) impl->make_view_lease();
+  note_live_weights(impl->buf.data(), impl->buf.size());
   return PackedWeights(std::move(impl));
 }
 

@@ -38,6 +38,7 @@ std::string format_plan(const ExecPlan& plan, const PackedHeader& h, const PlanE
                   " cols=" + std::to_string(plan.col_tile) + "\n";
   if (ex) {
     s += "  numbers: " + ex->tuning + "; " + ex->machine + "\n";
+    if (!ex->working_set.empty()) s += "  working set: " + ex->working_set + "\n";
     for (const Candidate& c : ex->kernels) s += line(c, "ns (alone)");
     for (const Candidate& c : ex->mixes) s += line(c, "ns");
     if (!ex->override_note.empty()) s += "  decided by " + ex->override_note + "\n";

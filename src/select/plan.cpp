@@ -20,6 +20,7 @@ struct Machine {
   MachineNumbers nums;  // caches, measured bandwidth and threading (Tuning::machine)
   Bandwidth generic;    // per-core bandwidth when nothing was measured
   int threads;
+  double working_set;   // make_plan's: bytes read in turn with the weights (0: these alone)
 };
 
 // A kernel that can run the weights, with its cost.
@@ -141,8 +142,9 @@ double estimate(const Mix& mix, Uarch u, const PackedGeometry& g, const Machine&
   const double payload = double(g.panel_footprint()) * g.panels;
   const double col_bytes = double(g.panel_footprint()) / g.nr;
   // The first pass streams at the rate the first segment's kernel reads from where the payload
-  // lives; re-reads of a column tile at the rate of the memory.
-  const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, payload, workers,
+  // lives (with the working set, when the process reads more); re-reads of a column tile at the
+  // rate of the memory.
+  const double first_bw = stream_bandwidth(mc, mix.cost[0]->bandwidth, std::max(payload, mc.working_set), workers,
                                            panel_read_bytes(*mix.seg[0].kernel, g) / double(g.panel_footprint()));
   const double tile_bytes = col_bytes * col_tile;
   const bool reread_cached = tile_bytes * workers <= double(mc.nums.l3) / 2;
@@ -253,10 +255,11 @@ struct PlanSpace {
 };
 
 PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                     int threads, PlanExplanation* explain, bool require_code, const Tuning& tuning) {
+                     int threads, PlanExplanation* explain, bool require_code, const Tuning& tuning,
+                     size_t working_set = 0) {
   const LayoutDesc& layout = *h.layout;
   PlanSpace sp{make_geometry(layout, h.problem, h.scale_format),
-               Machine{tuning.machine(prof), core_bandwidth(prof.arch), threads}, {}, {}, {}};
+               Machine{tuning.machine(prof), core_bandwidth(prof.arch), threads, double(working_set)}, {}, {}, {}};
   std::vector<Eligible>& eligible = sp.eligible;
   std::string why_not;
   for (const KernelDesc& kd : reg.kernels()) {
@@ -325,11 +328,13 @@ ExecPlan single_kernel_plan(const KernelDesc& kd, int m, int threads, int col_ti
 }
 
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
-                   int threads, PlanExplanation* explain, bool require_code, const Tuning* tuning) {
+                   int threads, PlanExplanation* explain, bool require_code, const Tuning* tuning,
+                   size_t working_set) {
   const std::shared_ptr<const Tuning> active = tuning ? nullptr : active_tuning();
   const Tuning& t = tuning ? *tuning : *active;
-  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, t);
+  const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, t, working_set);
   ExecPlan plan = plan_shell(prof, m, threads);
+  plan.key = plan_key(m, threads, working_set > 0);
   // Per tiling, each uarch takes its cheapest mix; the tiling with the lowest sum wins.
   double best_total = std::numeric_limits<double>::infinity();
   for (const auto& [row_tile, col_tile] : sp.tilings) {
@@ -381,6 +386,10 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
   if (explain) {
     explain->tuning = t.origin();
     explain->machine = sp.mc.nums.source;
+    if (working_set > 0)
+      explain->working_set = concat(working_set >> 20, " MiB of packed weights read in turn (",
+                                    working_set > sp.mc.nums.l3_upto ? "more than L3: each call's from DRAM"
+                                                                     : "L3 holds part of them", ")");
     explain->override_note = override_note;
     const Uarch u0 = plan.per_uarch[0].uarch;
     for (Candidate& c : explain->kernels) {

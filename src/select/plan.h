@@ -62,6 +62,7 @@ struct PlanExplanation {
   std::string tuning;         // Tuning::origin() of the numbers
   std::string machine;        // where caches, bandwidth and threading numbers came from
   std::string override_note;  // non-empty when a plan override decided
+  std::string working_set;    // non-empty when planned with a working set: its size, where it lives
   // Per winning kernel that prefetches its weights, for uarch index 0: how far ahead and where
   // the distance came from, e.g. "qa8_qw_gemv_1x8c4__avx2: 2048 B (registry default)".
   std::vector<std::string> prefetch;
@@ -75,10 +76,12 @@ std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
 // Plans m rows with `threads` threads. Throws Error(unsupported) naming the layout and the
 // missing ISA when no kernel of the registry can run these weights on this profile.
 // require_code = false estimates for another machine (packing for a named target). Costs come
-// from `tuning`, or the active one (active_tuning()) when it is nullptr.
+// from `tuning`, or the active one (active_tuning()) when it is nullptr. working_set: the bytes
+// of packed weights read in turn with these (ops/live_weights.h; 0: these alone): the first
+// pass over the weights reads from where that many bytes live (a model larger than L3: DRAM).
 ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m,
                    int threads, PlanExplanation* explain = nullptr, bool require_code = true,
-                   const Tuning* tuning = nullptr);
+                   const Tuning* tuning = nullptr, size_t working_set = 0);
 
 // A plan that runs `kd` alone over all m rows with `threads` threads: row tile the rows
 // rounded up to its mr, col_tile columns per tile (a multiple of the layout's nr), at the
@@ -130,8 +133,10 @@ class PlanCache {
 
 // The PlanCache key of (m, threads) under the active tuning: a plan cached before
 // set_active_tuning is not found after it (its slot stays until the weights are destroyed).
-inline uint64_t plan_key(int m, int threads) {
-  return (uint64_t(tuning_generation() & 0xFFF) << 52) | (uint64_t(uint32_t(m)) << 20) | uint32_t(threads);
+// `streamed`: planned with a working set larger than L3 (run_linear).
+inline uint64_t plan_key(int m, int threads, bool streamed = false) {
+  return (uint64_t(tuning_generation() & 0xFFF) << 52) | (uint64_t(streamed) << 51) |
+         (uint64_t(uint32_t(m)) << 20) | uint32_t(threads);
 }
 
 }  // namespace lowbit
