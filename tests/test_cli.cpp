@@ -174,6 +174,14 @@ TEST(Cli, Explain) {
   const Result text = run("explain --n 64 --k 128 --m 5 --bits 4 --group 32 --zeros --bias --threads 1");
   EXPECT_EQ(text.status, 0);
   EXPECT_NE(text.out.find("lowbit select plan"), std::string::npos);
+  EXPECT_EQ(text.out.find("working set:"), std::string::npos) << text.out;
+  // One layer of a model of 1 GiB of packed weights: planned with that working set.
+  const Result model = run("explain --n 64 --k 128 --m 1 --bits 4 --group 32 --working-set-mib 1024");
+  EXPECT_EQ(model.status, 0);
+  EXPECT_NE(model.out.find("working set: 1024 MiB of packed weights read in turn"), std::string::npos) << model.out;
+  const Result model_json = run("explain --n 64 --k 128 --m 1 --bits 4 --group 32 --working-set-mib 1024 --json");
+  EXPECT_NE(model_json.out.find("\"working_set_bytes\":1073741824"), std::string::npos) << model_json.out;
+  EXPECT_EQ(run("explain --n 64 --k 128 --m 1 --bits 4 --group 32 --working-set-mib -1").status, 2);
 }
 
 TEST(Cli, PackInspectAndCorruptFiles) {
