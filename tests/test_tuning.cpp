@@ -340,7 +340,8 @@ TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
 // Inside a model larger than L3 a layer's weights come from DRAM, however small the layer:
 // with the zen3-dev record's numbers, 2048x2048 4-bit decode alone (L3-resident) runs on the
 // GEMV that reads the column sums, in a 1 GiB working set on the streaming GEMV (a fifth fewer
-// bytes from DRAM); a working set L3 holds plans as the weights alone.
+// bytes from DRAM); a working set L3 holds plans as the weights alone. A plan override, timed
+// on one weight alone, decides alone only.
 TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
   const Registry& reg = default_registry();
   std::string_view text;
@@ -349,18 +350,22 @@ TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
   ASSERT_FALSE(text.empty());
   TuningRecord r = parse_record(text);
   r.scope = "uarch";  // any Zen 3, as the profile below
+  r.overrides.push_back({"x86_avx2_n8k4s32_sums", 2048, 2048, 4, 32, 1, 2, {{"qa8_qw_gemm_4x8c4__avx2", 1}}, 4, 2048, 1.1});
   const Tuning t(std::make_shared<TuningRecord>(r), "built-in zen3-dev.json");
   const CpuProfile zen3 = parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen3;l2=512K;l3=32M");
   PackedHeader h;
   h.layout = find_layout(layout_id::x86_avx2_n8k4s32_sums);
   h.problem = {2048, 2048, 4, 32, false, false};
+  const size_t model_bytes = size_t(1) << 30;
+  auto kernel = [](const ExecPlan& p) {
+    return p.per_uarch[0].num_segments == 1 ? std::string(p.per_uarch[0].seg[0].kernel->name) : "a mix";
+  };
+
   const ExecPlan alone = make_plan(reg, zen3, h, 1, 1, nullptr, false, &t);
   PlanExplanation ex;
-  const ExecPlan model = make_plan(reg, zen3, h, 1, 1, &ex, false, &t, size_t(1) << 30);
-  ASSERT_EQ(alone.per_uarch[0].num_segments, 1);
-  ASSERT_EQ(model.per_uarch[0].num_segments, 1);
-  EXPECT_STREQ(alone.per_uarch[0].seg[0].kernel->name, "qa8_qw_gemv_1x8c4_sums__avx2");
-  EXPECT_STREQ(model.per_uarch[0].seg[0].kernel->name, "qa8_qw_gemv_1x8c4__avx2");
+  const ExecPlan model = make_plan(reg, zen3, h, 1, 1, &ex, false, &t, model_bytes);
+  EXPECT_EQ(kernel(alone), "qa8_qw_gemv_1x8c4_sums__avx2");
+  EXPECT_EQ(kernel(model), "qa8_qw_gemv_1x8c4__avx2");
   EXPECT_GT(model.per_uarch[0].est_ns, alone.per_uarch[0].est_ns);
   EXPECT_NE(model.key, alone.key);  // never found in each other's cache slot
   EXPECT_NE(format_plan(model, h, &ex).find("working set: 1024 MiB of packed weights read in turn (more than L3"),
@@ -369,6 +374,17 @@ TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
   const ExecPlan small_model = make_plan(reg, zen3, h, 1, 1, nullptr, false, &t, size_t(8) << 20);
   EXPECT_TRUE(same_plan(small_model, alone));
   EXPECT_EQ(small_model.per_uarch[0].est_ns, alone.per_uarch[0].est_ns);
+
+  PlanExplanation ex_alone2, ex_model2;
+  const ExecPlan alone2 = make_plan(reg, zen3, h, 1, 2, &ex_alone2, false, &t);
+  const ExecPlan model2 = make_plan(reg, zen3, h, 1, 2, &ex_model2, false, &t, model_bytes);
+  EXPECT_EQ(kernel(alone2), "qa8_qw_gemm_4x8c4__avx2");
+  EXPECT_NE(ex_alone2.override_note, "");
+  EXPECT_EQ(kernel(model2), "qa8_qw_gemv_1x8c4__avx2");
+  EXPECT_EQ(ex_model2.override_note, "");
+  EXPECT_NE(ex_model2.working_set.find("the plan override of built-in zen3-dev.json for these weights is not used"),
+            std::string::npos)
+      << ex_model2.working_set;
 }
 
 // A kernel that prefetches its weights runs at the distance the record measured for it on this

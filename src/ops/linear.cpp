@@ -400,15 +400,14 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
 
   // A process whose packed weights outgrow L3 (a model) reads each layer's from DRAM, however
   // small the layer: plan it so (ops/live_weights.h), under its own key.
-  const size_t live = live_weight_bytes();
-  const bool streamed = ctx.profile->caches.l3 > 0 && live > ctx.profile->caches.l3;
-  const uint64_t key = plan_key(m, threads, streamed);
+  const size_t working_set = planning_working_set(*ctx.profile);
+  const uint64_t key = plan_key(m, threads, working_set > 0);
   const ExecPlan* plan = ctx.cache ? ctx.cache->find(key) : nullptr;
   ExecPlan fresh;
   if (plan == nullptr) {
     PlanExplanation ex;
     fresh = make_plan(*ctx.registry, *ctx.profile, w.header, m, threads, log_select() ? &ex : nullptr, true,
-                      nullptr, streamed ? live : 0);
+                      nullptr, working_set);
     if (log_select()) std::fprintf(stderr, "%s", format_plan(fresh, w.header, &ex).c_str());
     plan = ctx.cache ? ctx.cache->insert(fresh) : nullptr;
     if (plan == nullptr) plan = &fresh;

@@ -44,4 +44,9 @@ void forget_live_weights(const void* data) {
 
 size_t live_weight_bytes() { return live().total.load(std::memory_order_relaxed); }
 
+size_t planning_working_set(const CpuProfile& prof) {
+  const size_t live_bytes = live_weight_bytes();
+  return prof.caches.l3 > 0 && live_bytes > prof.caches.l3 ? live_bytes : 0;
+}
+
 }  // namespace lowbit

@@ -359,7 +359,13 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
   // Measured beats modeled: a plan override of the tuning record replaces the model's choice
   // when it is one of this plan's options.
   std::string override_note;
-  if (const PlanOverride* o = t.find_override(reg, prof, h, m, threads)) {
+  bool override_skipped = false;
+  // `lowbit tune` times an override's plans on one weight alone, read again and again: in a
+  // working set that outgrows L3 the model decides.
+  const PlanOverride* o = t.find_override(reg, prof, h, m, threads);
+  if (o != nullptr && working_set > 0) {
+    override_skipped = true;
+  } else if (o != nullptr) {
     const Mix* chosen = nullptr;
     for (const Mix& mx : sp.mixes) {
       bool same = mx.num == int(o->segments.size());
@@ -391,6 +397,9 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
                                     working_set > sp.mc.nums.l3_upto ? "more than L3: each call's from DRAM"
                                                                      : "L3 holds part of them", ")");
     explain->override_note = override_note;
+    if (override_skipped)
+      explain->working_set += concat("; the plan override of ", t.origin(),
+                                     " for these weights is not used (timed on them alone)");
     const Uarch u0 = plan.per_uarch[0].uarch;
     for (Candidate& c : explain->kernels) {
       if (!c.eligible) continue;
