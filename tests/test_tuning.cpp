@@ -385,6 +385,7 @@ TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
   EXPECT_NE(ex_model2.working_set.find("the plan override of built-in zen3-dev.json for these weights is not used"),
             std::string::npos)
       << ex_model2.working_set;
+  EXPECT_TRUE(same_plan(make_plan(reg, zen3, h, 1, 2, nullptr, false, &t, size_t(8) << 20), alone2));
 }
 
 // A kernel that prefetches its weights runs at the distance the record measured for it on this

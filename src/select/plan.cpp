@@ -363,7 +363,7 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
   // `lowbit tune` times an override's plans on one weight alone, read again and again: in a
   // working set that outgrows L3 the model decides.
   const PlanOverride* o = t.find_override(reg, prof, h, m, threads);
-  if (o != nullptr && working_set > 0) {
+  if (o != nullptr && working_set > prof.caches.l3) {
     override_skipped = true;
   } else if (o != nullptr) {
     const Mix* chosen = nullptr;
