@@ -242,8 +242,10 @@ LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
 // k-block. NKB > 0: nkb is a multiple of NKB, each NKB k-blocks straight-line code. With PF > 0 each
 // 64-byte line of every plane is prefetched PF bytes ahead; with PF = kRuntimePrefetch, *pf
 // bytes ahead (read at every prefetch, below). SUM (one row): also adds -zx·Su,
-// from uint8 column sums of the unpacked vectors flushed by pair products with nzx (-zx in
-// every int16 lane). CHAINS > 1 splits each accumulator's dots into that many independent
+// from column sums of the unpacked vectors flushed by pair products with nzx (-zx in every
+// int16 lane): uint8 sums, flushed before 255/umax vectors; at 8 bits (a flush every k-block)
+// int16 pair sums (one vpmaddubsw with ones more per vector), flushed once per call. CHAINS > 1
+// splits each accumulator's dots into that many independent
 // chains (by k-block within a step), added up at the end: for kernels whose few accumulators
 // would otherwise wait on the dot latency (T::add32 then needed).
 constexpr int kRuntimePrefetch = -1;
@@ -253,18 +255,24 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
   static_assert(!SUM || ROWS == 1, "column sums are folded for one row");
   using V = typename T::V;
   constexpr int kPer = S::kPerLoad;
+  // Column sums in int16 pairs where uint8 ones would flush after every k-block (8 bits; at 7
+  // bits, every second, the extra vpmaddubsw per vector is not repaid: llvm-mca, alderlake);
+  // a call's k-blocks then add at most 2·255·kMaxSumBlock/kKr to a lane.
+  constexpr bool kSum16 = SUM && S::kUmax > 127;
+  static_assert(2 * 255 * (kMaxSumBlock / kKr) <= 32767, "int16 column sums of one call stay exact");
   // k-blocks whose partial sums stay exact: T's int16 partials (AVX2), the uint8 column sums.
-  constexpr int kRaw = SUM ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
+  constexpr int kRaw = SUM && !kSum16 ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
   // A run is whole steps, or (7 and 6 bits) a power-of-two part of one step.
   constexpr int kRun = kRaw >= kPer ? kRaw / kPer * kPer : pow2_floor(kRaw);
   constexpr int kOuter = max_i(kRun, kPer);
   constexpr int kLinesEvery = 64 / T::kBytes;  // loads per cache line
   constexpr int kCh = min_i(CHAINS, kPer);
   typename T::Part part[kCh][ROWS][NP];
-  V s8[NP];
+  V su[NP];  // column sums of u (SUM): uint8, or int16 pairs (kSum16)
+  if constexpr (kSum16) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { su[p] = T::zero(); });
   auto begin_run = [&]() LOWBIT_X86_LAMBDA {
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      s8[p] = T::zero();
+      if constexpr (!kSum16) su[p] = T::zero();
       static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
         static_for<kCh>([&](auto c) LOWBIT_X86_LAMBDA { part[c][r][p] = T::part_begin(c == 0 ? acc[r][p] : T::zero()); });
       });
@@ -279,7 +287,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
             acc[r][p] = T::add32(acc[r][p], T::template part_end<S::kUmax>(T::zero(), part[c + 1][r][p]));
           });
       });
-      if constexpr (SUM) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(s8[p]), nzx);
+      if constexpr (SUM && !kSum16) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(su[p]), nzx);
     });
   };
   auto run = [&](int kb0, int kb) LOWBIT_X86_LAMBDA {
@@ -309,7 +317,8 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
       typename T::W w[NP];
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
         const V u = unpack_kblock<T, S, s>(raw[p]);
-        if constexpr (SUM) s8[p] = T::add8(s8[p], u);
+        if constexpr (kSum16) su[p] = T::add16(su[p], T::sum_pairs(u));
+        else if constexpr (SUM) su[p] = T::add8(su[p], u);
         w[p] = T::template prep<S::kUmax>(u);
       });
       const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
@@ -345,6 +354,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
       end_run();
     }
   }
+  if constexpr (kSum16) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { acc[0][p] = T::pair_dot(acc[0][p], su[p], nzx); });
 }
 
 // The f32 sums of ROWS x NP accumulators across groups: in registers, or (MEM) in `buf`, an L1

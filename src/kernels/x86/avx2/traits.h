@@ -56,6 +56,7 @@ struct Avx256Common {
   static V and_or(V a, V m, V b) { return _mm256_or_si256(_mm256_and_si256(a, m), b); }
   static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
   static V add8(V a, V b) { return _mm256_add_epi8(a, b); }
+  static V add16(V a, V b) { return _mm256_add_epi16(a, b); }
   // Σ of the byte pairs of each 16-bit lane (s8: unsigned column sums, <= 255 each).
   static V sum_pairs(V s8) { return _mm256_maddubs_epi16(s8, set1_8(1)); }
   // (0 | c << 16) per column from c = base + zw: the zero-point lane of a GEMV's pair product.

@@ -57,6 +57,7 @@ struct Avx512Vnni {
   // (a & m) | b in one instruction (truth table 0xEA).
   static V and_or(V a, V m, V b) { return _mm512_ternarylogic_epi32(a, m, b, 0xEA); }
   static V add8(V a, V b) { return _mm512_add_epi8(a, b); }
+  static V add16(V a, V b) { return _mm512_add_epi16(a, b); }
   static V sum_pairs(V s8) { return _mm512_maddubs_epi16(s8, set1_8(1)); }
   static V cz_high(const uint8_t* zeros, int base) {
     const V z = _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(zeros)));
