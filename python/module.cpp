@@ -14,6 +14,7 @@
 #include "lowbit/lowbit.h"
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/live_weights.h"
 #include "ops/reference.h"
 #include "ops/thread_pool.h"
 
@@ -300,15 +301,25 @@ PYBIND11_MODULE(_lowbit, m) {
         "This CPU's profile, kernels and layouts: the dict `lowbit info --json` prints.");
   m.def("explain",
         [](int n, int k, int m_rows, int bits, int group, bool zeros, bool bias, std::optional<int> threads,
-           const std::optional<std::string>& target) {
+           const std::optional<std::string>& target, std::optional<double> working_set_mib) {
           if (threads && *threads < 1) throw py::value_error("threads must be >= 1 (got " + std::to_string(*threads) + ")");
+          if (working_set_mib && !(*working_set_mib >= 0 && *working_set_mib <= double(1 << 24)))
+            throw py::value_error("working_set_mib must be in [0, 16777216] (got " + std::to_string(*working_set_mib) + ")");
           const lowbit::WeightProblem p{n, k, bits, group, zeros, bias};
+          // By default the plan a call in this process gets: with its live packed weights as the
+          // working set when they exceed L3 (run_linear's rule); another target's plan alone.
+          const size_t ws = working_set_mib ? size_t(*working_set_mib * double(1 << 20))
+                            : target ? 0
+                                     : lowbit::planning_working_set(lowbit::host_profile());
           return json_to_python(lowbit::cli::explanation_json(
-              lowbit::cli::explain(p, m_rows, threads.value_or(0), target_arg(target))));
+              lowbit::cli::explain(p, m_rows, threads.value_or(0), target_arg(target), ws)));
         },
         py::arg("n"), py::arg("k"), py::arg("m"), py::arg("bits"), py::arg("group"), py::arg("zeros") = false,
         py::arg("bias") = false, py::arg("threads") = py::none(), py::arg("target") = py::none(),
-        "The layout decision and plan with every candidate: the dict `lowbit explain --json` prints.");
+        py::arg("working_set_mib") = py::none(),
+        "The layout decision and plan with every candidate: the dict `lowbit explain --json` prints. "
+        "working_set_mib: plan as one layer of a model of that many MiB of packed weights (default: "
+        "this process's live packed weights when they exceed L3, as its calls are planned).");
   m.def("_reference_linear", &reference<false>, py::arg("qvals"), py::arg("scales"), py::arg("zeros"),
         py::arg("bias"), py::arg("bits"), py::arg("group"), py::arg("x"), py::arg("clamp_min") = py::none(),
         py::arg("clamp_max") = py::none(), "The scalar reference (the bit-exact oracle), for tests.");

@@ -116,9 +116,17 @@ def test_quantize_weights_symmetric_and_asymmetric():
 
 def test_info_and_explain_are_the_clis_json():
     assert lowbit.info() == cli_json("info")
-    args = dict(n=4096, k=1024, m=7, bits=3, group=64, zeros=True, bias=True, threads=1)
+    # working_set_mib=0: the weights alone, as the CLI (a fresh process) plans them; by default
+    # explain takes this process's live packed weights, which other tests may have left.
+    args = dict(n=4096, k=1024, m=7, bits=3, group=64, zeros=True, bias=True, threads=1, working_set_mib=0)
     assert lowbit.explain(**args) == cli_json("explain", "--n", "4096", "--k", "1024", "--m", "7", "--bits", "3",
                                               "--group", "64", "--zeros", "--bias", "--threads", "1")
+    model = lowbit.explain(n=64, k=128, m=1, bits=4, group=32, working_set_mib=1024)
+    assert model["plan"]["working_set_bytes"] == 1 << 30
+    assert model == cli_json("explain", "--n", "64", "--k", "128", "--m", "1", "--bits", "4", "--group", "32",
+                             "--working-set-mib", "1024")
+    with pytest.raises(ValueError, match="working_set_mib"):
+        lowbit.explain(n=64, k=64, m=1, bits=4, group=32, working_set_mib=-1)
     ex = lowbit.explain(n=64, k=64, m=1, bits=4, group=32, target="portable")
     assert ex["problem"]["target"] == "portable" and ex["layout"]["name"].startswith("portable")
     with pytest.raises(ValueError, match="group_size"):
