@@ -7,6 +7,7 @@
 #include "format/layouts.h"
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
+#include "ops/linear.h"
 #include "ops/live_weights.h"
 #include "test_util.h"
 #include "util/bf16.h"
@@ -270,6 +271,29 @@ TEST(View, CountsOnceAmongTheLiveWeights) {
     EXPECT_EQ(live_weight_bytes(), before + a.size());
   }
   EXPECT_EQ(live_weight_bytes(), before);
+}
+
+// A call plans with the live packed weights as its working set once they exceed the CPU's L3,
+// under the streamed cache key; while L3 holds them, with the weights alone (ops/linear.h).
+TEST(View, ACallPlansWithTheLiveWeightsOnceTheyOutgrowL3) {
+  const WeightProblem p{64, 128, 4, 32, false, false};
+  const test::Weights w = test::random_weights(p, 4);
+  const PackedWeights a = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(),
+                                              nullptr, nullptr);
+  const PackedHeader& h = a.impl().buf.header;
+  const size_t live = live_weight_bytes();
+  CpuProfile prof = host_profile();
+  for (const int m : {1, 8}) {
+    prof.caches.l3 = live - 1;
+    const ExecPlan streamed = call_plan(default_registry(), prof, h, m, 2);
+    EXPECT_EQ(streamed.key, plan_key(m, 2, true));
+    EXPECT_EQ(streamed.per_uarch[0].est_ns,
+              make_plan(default_registry(), prof, h, m, 2, nullptr, true, nullptr, live).per_uarch[0].est_ns);
+    prof.caches.l3 = live;
+    const ExecPlan alone = call_plan(default_registry(), prof, h, m, 2);
+    EXPECT_EQ(alone.key, plan_key(m, 2, false));
+    EXPECT_EQ(alone.per_uarch[0].est_ns, make_plan(default_registry(), prof, h, m, 2).per_uarch[0].est_ns);
+  }
 }
 
 TEST_F(Files, FlippedBitInASavedFileIsDetected) {

@@ -373,6 +373,7 @@ TEST(TuningRecord, AModelLargerThanL3ReadsEachLayerFromDram) {
       << format_plan(model, h, &ex);
   const ExecPlan small_model = make_plan(reg, zen3, h, 1, 1, nullptr, false, &t, size_t(8) << 20);
   EXPECT_TRUE(same_plan(small_model, alone));
+  EXPECT_EQ(small_model.key, alone.key);  // one threshold: a working set L3 holds is not streamed
   EXPECT_EQ(small_model.per_uarch[0].est_ns, alone.per_uarch[0].est_ns);
 
   PlanExplanation ex_alone2, ex_model2;

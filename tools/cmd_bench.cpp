@@ -20,7 +20,6 @@
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
 #include "ops/linear.h"
-#include "ops/live_weights.h"
 #include "ops/thread_pool.h"
 #include "registry/registry.h"
 #include "select/plan.h"
@@ -215,8 +214,7 @@ int cmd_bench(int argc, char** argv) {
             if (!have_openblas()) base.first = std::nan("");
             else if (blas) base.first = t[1];
             if (dnn) base.second = t[blas ? 2 : 1];
-            const ExecPlan plan = make_plan(default_registry(), host_profile(), pw.impl().buf.header, m, threads,
-                                            nullptr, true, nullptr, planning_working_set(host_profile()));
+            const ExecPlan plan = call_plan(default_registry(), host_profile(), pw.impl().buf.header, m, threads);
             rows.push_back({n, k, m, threads, bits, group, plan_kernels_text(plan), t[0],
                             reference_ns(w, m, threads, std::max(1, reps / 3)), base.first, base.second,
                             bytes, stream});

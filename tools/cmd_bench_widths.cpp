@@ -17,7 +17,6 @@
 #include "format/packed_weights.h"
 #include "lowbit/lowbit.hpp"
 #include "ops/linear.h"
-#include "ops/live_weights.h"
 #include "ops/thread_pool.h"
 #include "registry/registry.h"
 #include "select/plan.h"
@@ -89,8 +88,7 @@ PackedWeights pack_for(const std::string& kernel, const Workload& w, int n, int 
 
 // The planner's plan for m rows, or (kernel non-empty) the same tiling run by `kernel` alone.
 ExecPlan plan_for(const PackedWeights& w, int m, int threads, const std::string& kernel) {
-  ExecPlan plan = make_plan(default_registry(), host_profile(), w.impl().buf.header, m, threads, nullptr, true,
-                            nullptr, planning_working_set(host_profile()));
+  ExecPlan plan = call_plan(default_registry(), host_profile(), w.impl().buf.header, m, threads);
   const KernelDesc* kd = named_kernel(kernel);
   if (kd == nullptr) return plan;
   const PackedHeader& h = w.impl().buf.header;

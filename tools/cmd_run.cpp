@@ -14,7 +14,6 @@
 #include "lowbit/lowbit.hpp"
 #include "models.h"
 #include "ops/linear.h"
-#include "ops/live_weights.h"
 #include "ops/reference.h"
 #include "timing.h"
 #include "workload.h"
@@ -45,11 +44,8 @@ LayerResult run_layer(const Layer& L, int bits, int group, int threads, int pref
 
   const PackedBuffer& buf = pw.impl().buf;
   // As lowbit_linear plans them: with the working set of the weights alive.
-  const size_t ws = planning_working_set(host_profile());
-  r.decode_kernels = plan_kernels_text(make_plan(default_registry(), host_profile(), buf.header, 1, threads, nullptr,
-                                                 true, nullptr, ws));
-  r.prefill_kernels = plan_kernels_text(make_plan(default_registry(), host_profile(), buf.header, prefill_m, threads,
-                                                  nullptr, true, nullptr, ws));
+  r.decode_kernels = plan_kernels_text(call_plan(default_registry(), host_profile(), buf.header, 1, threads));
+  r.prefill_kernels = plan_kernels_text(call_plan(default_registry(), host_profile(), buf.header, prefill_m, threads));
 
   // Check on a sample: 3 rows against the reference on the first columns (bit-exact) and
   // against float math (relative RMS error).

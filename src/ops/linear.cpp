@@ -398,21 +398,25 @@ void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float
   threads = std::max(threads, 1);
   if (pool == nullptr && ctx.team == nullptr) pool = pool_for_threads(threads);
 
-  // A process whose packed weights outgrow L3 (a model) reads each layer's from DRAM, however
-  // small the layer: plan it so (ops/live_weights.h), under its own key.
-  const size_t working_set = planning_working_set(*ctx.profile);
-  const uint64_t key = plan_key(m, threads, working_set > 0);
+  // planning_working_set is > 0 exactly when make_plan keys the plan as streamed.
+  const uint64_t key = plan_key(m, threads, planning_working_set(*ctx.profile) > 0);
   const ExecPlan* plan = ctx.cache ? ctx.cache->find(key) : nullptr;
   ExecPlan fresh;
   if (plan == nullptr) {
     PlanExplanation ex;
-    fresh = make_plan(*ctx.registry, *ctx.profile, w.header, m, threads, log_select() ? &ex : nullptr, true,
-                      nullptr, working_set);
+    fresh = call_plan(*ctx.registry, *ctx.profile, w.header, m, threads, log_select() ? &ex : nullptr);
     if (log_select()) std::fprintf(stderr, "%s", format_plan(fresh, w.header, &ex).c_str());
     plan = ctx.cache ? ctx.cache->insert(fresh) : nullptr;
     if (plan == nullptr) plan = &fresh;
   }
   execute_plan(*plan, *ctx.profile, w, m, x, y, opt, pool, ctx.uarch_source, std::move(owner), ctx.team);
+}
+
+ExecPlan call_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m, int threads,
+                   PlanExplanation* explain) {
+  // A process whose packed weights outgrow L3 (a model) reads each layer's from DRAM, however
+  // small the layer: plan it so.
+  return make_plan(reg, prof, h, m, threads, explain, true, nullptr, planning_working_set(prof));
 }
 
 // ---- C++ API -------------------------------------------------------------------------------

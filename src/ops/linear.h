@@ -77,6 +77,12 @@ struct RunContext {
 void run_linear(const RunContext& ctx, const PackedBuffer& w, int m, const float* x, float* y,
                 const LinearOptions& opt, std::shared_ptr<const void> owner = nullptr);
 
+// The plan run_linear makes for a call of m rows on `threads` threads: planned with the
+// process's working set (ops/live_weights.h), under the cache key that says so. The tools that
+// report or run lowbit_linear's plan take it from here.
+ExecPlan call_plan(const Registry& reg, const CpuProfile& prof, const PackedHeader& h, int m, int threads,
+                   PlanExplanation* explain = nullptr);
+
 // Executes an existing plan (no validation): used by run_linear and the regret tool.
 // With a team (not nullptr), on it (linear_on_team), and `pool` and `owner` are not used.
 // With an `owner` that keeps `w` alive, the call returns as soon as y is complete: a worker

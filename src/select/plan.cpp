@@ -334,7 +334,11 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
   const Tuning& t = tuning ? *tuning : *active;
   const PlanSpace sp = plan_space(reg, prof, h, m, threads, explain, require_code, t, working_set);
   ExecPlan plan = plan_shell(prof, m, threads);
-  plan.key = plan_key(m, threads, working_set > 0);
+  // A working set L3 cannot hold streams every call's weights from DRAM: its plans get their
+  // own cache key, and a record's overrides (timed by `lowbit tune` on one weight alone, read
+  // again and again) do not decide them. A smaller one only shapes the estimate.
+  const bool streamed = working_set > prof.caches.l3;
+  plan.key = plan_key(m, threads, streamed);
   // Per tiling, each uarch takes its cheapest mix; the tiling with the lowest sum wins.
   double best_total = std::numeric_limits<double>::infinity();
   for (const auto& [row_tile, col_tile] : sp.tilings) {
@@ -360,10 +364,8 @@ ExecPlan make_plan(const Registry& reg, const CpuProfile& prof, const PackedHead
   // when it is one of this plan's options.
   std::string override_note;
   bool override_skipped = false;
-  // `lowbit tune` times an override's plans on one weight alone, read again and again: in a
-  // working set that outgrows L3 the model decides.
   const PlanOverride* o = t.find_override(reg, prof, h, m, threads);
-  if (o != nullptr && working_set > prof.caches.l3) {
+  if (o != nullptr && streamed) {
     override_skipped = true;
   } else if (o != nullptr) {
     const Mix* chosen = nullptr;

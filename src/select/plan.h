@@ -133,7 +133,7 @@ class PlanCache {
 
 // The PlanCache key of (m, threads) under the active tuning: a plan cached before
 // set_active_tuning is not found after it (its slot stays until the weights are destroyed).
-// `streamed`: planned with a working set larger than L3 (run_linear).
+// `streamed`: planned with a working set larger than L3 (make_plan).
 inline uint64_t plan_key(int m, int threads, bool streamed = false) {
   return (uint64_t(tuning_generation() & 0xFFF) << 52) | (uint64_t(streamed) << 51) |
          (uint64_t(uint32_t(m)) << 20) | uint32_t(threads);
