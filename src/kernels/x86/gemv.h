@@ -37,8 +37,10 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
   auto rec = [&](int p) LOWBIT_X86_LAMBDA { return at[p] - lead; };
   const int8_t* qx = lhs.q;
   const int32_t* pairs = lhs.pairs;
-  const size_t pf = a.prefetch_bytes;
-  const volatile uint32_t pf_slot = a.prefetch_bytes;  // block_dot reads it: a stack slot, no register
+  // The prefetch distance lives in a stack slot that block_dot (and the unpack-buffer formats'
+  // per-group prefetch) reads when it prefetches: held in a register it made the 3- and 7-bit
+  // GEMVs spill.
+  const volatile uint32_t pf_slot = a.prefetch_bytes;
   alignas(64) uint8_t buf[S::kBuffered ? NP : 1][S::kBuffered ? T::kNr * kMaxSumBlock : 1];
   FSums<T, 1, NP, false> facc(nullptr);
   for (int grp = 0; grp < g.groups; ++grp) {
@@ -51,9 +53,11 @@ inline void gemv_panels(const PackedGeometry& g, const Lhs& lhs, const UKernelAr
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
       acc[0][p] = kPairs ? T::zero() : init;
       if (kPairs) cz[p] = ZEROS ? T::cz_high(rec(p) + g.zeros_offset, o) : T::set1_32(o << 16);
-      if (S::kBuffered && pf > 0)  // the fast formats prefetch inside block_dot
-        for (size_t b = 0; b < g.record_bytes; b += 64)
+      if (S::kBuffered) {  // the formats read in place prefetch inside block_dot
+        const size_t pf = pf_slot;
+        for (size_t b = 0; pf > 0 && b < g.record_bytes; b += 64)
           _mm_prefetch(reinterpret_cast<const char*>(rec(p) + b + pf), _MM_HINT_T0);
+      }
     });
     for (int s = 0; s < blocks; ++s) {
       const uint8_t* src[NP][S::kCount];

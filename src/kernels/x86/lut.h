@@ -108,9 +108,9 @@ LOWBIT_X86_INLINE void with_lut_group(int group_size, F&& f) {
 
 // ROWS rows (an LHS block of ROWS), NP panels p0, p0 + ps, ...: a panel is 4 runs of T::kNr
 // columns, d and the f32 sums one vector per row and run. BITS: 1..3 (kWidenK); GS: the group
-// size, or 0 (with_lut_group); PF: every record prefetched UKernelArgs::prefetch_bytes ahead
-// (when > 0).
-template <class T, int BITS, int ROWS, int NP, int GS, bool PF = false>
+// size, or 0 (with_lut_group). Every record is prefetched UKernelArgs::prefetch_bytes ahead when
+// that is > 0 (the plan gives a distance to the kernels the registry says prefetch: the GEMV).
+template <class T, int BITS, int ROWS, int NP, int GS>
 inline void lut_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernelArgs& a, int p0, int ps) {
   using V = typename T::V;
   using F = typename T::F;
@@ -147,7 +147,7 @@ inline void lut_panels(const PackedGeometry& g, const LutLhs& lhs, const UKernel
     const uint8_t* at[NP];
     static_for<NP>([&](auto q) LOWBIT_X86_LAMBDA {
       at[q] = rec[q];
-      if (PF && a.prefetch_bytes > 0)  // every line of the record, that far ahead
+      if (a.prefetch_bytes > 0)  // every line of the record, that far ahead
         for (size_t b = 0; b < g.record_bytes; b += 64)
           _mm_prefetch(reinterpret_cast<const char*>(rec[q] + b + a.prefetch_bytes), _MM_HINT_T0);
     });
@@ -217,8 +217,8 @@ inline void lut_gemv(const GemmShape& shape, const UKernelArgs& a) {
     with_lut_group(g.group_size, [&](auto gs) LOWBIT_X86_LAMBDA {
       const int np = int((a.n + size_t(T::kCols) - 1) / size_t(T::kCols));
       const int q = np / NP;
-      for (int p = 0; p < q; ++p) lut_panels<T, bits, 1, NP, gs, true>(g, lhs, a, p, q);
-      for (int p = q * NP; p < np; ++p) lut_panels<T, bits, 1, 1, gs, true>(g, lhs, a, p, 1);
+      for (int p = 0; p < q; ++p) lut_panels<T, bits, 1, NP, gs>(g, lhs, a, p, q);
+      for (int p = q * NP; p < np; ++p) lut_panels<T, bits, 1, 1, gs>(g, lhs, a, p, 1);
     });
   });
 }
