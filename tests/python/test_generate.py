@@ -72,3 +72,17 @@ def test_the_script_reports_rates_memory_and_agreement():
     assert float(rows[2][-1]) > 0 and float(rows[3][-1]) > 0  # peak RSS of float and lowbit
     assert "every lowbit generation (each thread count and pause) gave the same tokens: yes" in r.stdout
     assert "float's own prompt logits at 1 and 2 thread(s): " in r.stdout
+
+
+def test_the_step_profile_splits_a_decode_step_at_each_thread_count():
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "torch_step_profile.py"), "--model", "tiny",
+                        "--threads", "2", "--steps", "3", "--context", "8", "--rounds", "2"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stderr
+    rows = [row for row in map(str.split, r.stdout.splitlines()) if len(row) == 6 and row[1] in ("1", "2")]
+    assert [row[:2] for row in rows] == [["1", "1"], ["1", "2"], ["2", "1"], ["2", "2"], ["med", "1"], ["med", "2"]]
+    assert all(float(v) > 0 for row in rows for v in row[2:])
+    assert "2 vs 1 thread (medians): step " in r.stdout
+    bad = subprocess.run([sys.executable, os.path.join(EXAMPLES, "torch_step_profile.py"), "--rounds", "0"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert bad.returncode == 2 and "--rounds must be >= 1" in bad.stderr
