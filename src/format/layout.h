@@ -45,7 +45,7 @@
 // Column sums (layouts with col_sums), per panel: for every group and every sum block s of it (sum_block k values, see col_sum_block()), nr int32
 // lanes, lane c = Su | cz << 16 as two int16: Su = Σ u over the block's k values of column c,
 // cz = 2^(bits-1) + zw (zw = 0 without zero points). Kernels read them with the LHS pairs
-// (-zx, -Ex) of ops/lhs_pack.h: one 16-bit pair dot product per block gives
+// (-zx, -Ex) of format/lhs_layout.h: one 16-bit pair dot product per block gives
 // -zx·Su - cz·Ex, the whole zero-point correction of DESIGN §1. The sums are derived from the
 // records (unpack ignores them; repack rewrites them).
 // ColSumForm::scaled (twos_complement layouts) keeps the entry size but holds, per block, nr

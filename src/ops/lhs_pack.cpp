@@ -13,7 +13,6 @@
 namespace lowbit {
 
 namespace {
-size_t align64(size_t v) { return (v + 63) / 64 * 64; }
 
 // Σ q over each sum block of b values (b a multiple of 16, as every sum block is) into
 // out[k / b], in one pass: the pairs and the group sums are then a few adds per block.
@@ -120,18 +119,6 @@ void interleave_block(LhsFormat f, int8_t* rows_q, size_t rows, size_t k, int8_t
   for (size_t r = 0; r < rows; ++r) interleave(kr, rows_q + r * k, k, mr, q + r * kr);
 }
 }  // namespace
-
-LhsBlockLayout lhs_block_layout(LhsFormat f, size_t k, size_t groups) {
-  LhsBlockLayout l;
-  l.zero_offset = align64(size_t(f.mr) * 4);
-  l.sums_offset = l.zero_offset + align64(size_t(f.mr) * 4);
-  l.pairs_offset = l.sums_offset + align64(groups * f.mr * 4);
-  const size_t blocks = groups == 0 ? 0 : k / size_t(col_sum_block(int(k / groups)));
-  l.q_offset = l.pairs_offset + align64(blocks * f.mr * 4);
-  const size_t per_k = f.kind == LhsKind::lut4 ? kLutTableBytes / 4 : 1;  // tables: 32 bytes per 4 k
-  l.block_bytes = l.q_offset + align64(size_t(f.mr) * k * per_k);
-  return l;
-}
 
 void pack_lhs(LhsFormat f, size_t m, size_t k, size_t group_size, const float* x, size_t ldx,
               uint8_t* out, RowQuantizeFn quantize, LutTablesFn tables) {

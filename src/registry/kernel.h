@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "format/layout.h"
-#include "ops/lhs_pack.h"
+#include "format/lhs_layout.h"
 
 namespace lowbit {
 
@@ -27,7 +27,7 @@ struct GemmShape {
 struct UKernelArgs {
   size_t m;                 // valid rows in the LHS block, 1..mr
   size_t n;                 // columns to compute, starting at a panel boundary
-  const uint8_t* lhs;       // one LHS block (see lhs_pack.h) of the kernel's LhsFormat
+  const uint8_t* lhs;       // one LHS block (format/lhs_layout.h) of the kernel's LhsFormat
   const uint8_t* rhs;       // packed payload at the first panel
   const uint8_t* sums;      // the first panel's column sums (layouts with them), else nullptr
   const float* bias;        // bias of the first column, or nullptr

@@ -11,6 +11,7 @@
 #include "cpu/isa.h"
 #include "cpu/profile.h"
 #include "format/layout.h"
+#include "format/row_quant.h"
 #include "registry/kernel.h"
 
 namespace lowbit {
@@ -68,7 +69,7 @@ struct KernelDesc {
   KernelDesc tile(int rows, int lhs_kr) const {
     return with([&](KernelDesc& k) { k.mr = rows, k.lhs = LhsFormat{rows, lhs_kr, k.lhs.kind}; });
   }
-  // Its LHS holds lookup tables instead of the values (ops/lhs_pack.h, LhsKind::lut4), built
+  // Its LHS holds lookup tables instead of the values (format/lhs_layout.h, LhsKind::lut4), built
   // by `fn` (nullptr: the baseline lut_tables): the table-lookup kernels, on layouts of lut_k4
   // indices.
   KernelDesc lut_tables(LutTablesFn fn) const {

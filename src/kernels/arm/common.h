@@ -67,7 +67,7 @@ inline float32x4_t scale_acc(float32x4_t acc, int32x4_t d, float32x4_t sw) {
 struct Lhs {
   const float* sx;
   const int32_t* zx;
-  const int32_t* pairs;  // [k / sum_block][mr]: -zx | -Ex << 16 (ops/lhs_pack.h)
+  const int32_t* pairs;  // [k / sum_block][mr]: -zx | -Ex << 16 (format/lhs_layout.h)
   const int8_t* q;       // [k/kr][mr][kr]
 };
 inline Lhs lhs_parts(const uint8_t* block, LhsFormat f, const GemmShape& shape) {

@@ -10,7 +10,7 @@
 // scale out while converting (exactly: one rounding of the exact quotient).
 //
 // Zero points. Per sum block (format/layout.h, col_sum_block; the LHS pairs of
-// ops/lhs_pack.h), with S = 2^(8-b)·Σq and Z = 2^(8-b)·zw from the packed sums:
+// format/lhs_layout.h), with S = 2^(8-b)·Σq and Z = 2^(8-b)·zw from the packed sums:
 //   2^(8-b)·d_block = 2^(8-b)·Σ qx·q + S·(-zx) + Z·(-Ex)
 // so an accumulator starts at S·(-zx) (one smull; plus one smlal with zero points) instead of
 // 0 and ends at 2^(8-b)·d_block, with no column sums in the loop and nothing to fold later.

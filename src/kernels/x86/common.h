@@ -190,7 +190,7 @@ inline void unpack_segment(const PackedGeometry& g, const uint8_t* rec, size_t s
   }
 }
 
-// The parts of one MR-row LHS block (ops/lhs_pack.h).
+// The parts of one MR-row LHS block (format/lhs_layout.h).
 struct Lhs {
   const float* sx;
   const int32_t* zx;

@@ -9,7 +9,7 @@
 // where T_j[i] = Σ_{b<4} bit b of i · x'[4j+b], and idx(p, j) is the nibble of bits p of the
 // column's four u at group j: the layout stores exactly those nibbles (format/layout.h,
 // lut_k4). The packed activations hold T' = T + kLutBias (0..2040) split into T' & 31 and
-// T' >> 5, one vpshufb table each (ops/lhs_pack.h). Per index vector of kCols columns, one
+// T' >> 5, one vpshufb table each (format/lhs_layout.h). Per index vector of kCols columns, one
 // vpshufb per table looks up every column at once. The lookups are summed as bytes (exact:
 // 4 lookups of <= 31, resp. <= 63, stay below 256); every 16 k the two byte sums of a column
 // are interleaved into (lo, hi) pairs and vpmaddubsw by (2^p, 32·2^p) adds 2^p·ΣT' (<= 16320,
@@ -23,7 +23,7 @@
 #pragma once
 
 #include "kernels/x86/common.h"
-#include "ops/lhs_pack.h"  // the lut4 LHS block (lhs_block_layout, kLutBias); still in ops
+#include "format/lhs_layout.h"  // the lut4 LHS block (lhs_block_layout, kLutBias)
 
 namespace lowbit {
 namespace x86 {
@@ -33,7 +33,7 @@ namespace {
 template <int BITS>
 constexpr int kWidenK = BITS == 1 ? 128 : BITS == 2 ? 32 : 16;
 
-// The parts of one LUT LHS block of MR rows (ops/lhs_pack.h).
+// The parts of one LUT LHS block of MR rows (format/lhs_layout.h).
 struct LutLhs {
   const float* sx;
   const int32_t* pairs;   // [k / sum block][MR]: -zx | -Ex << 16

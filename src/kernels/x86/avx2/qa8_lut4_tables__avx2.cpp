@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "kernels/x86/kernels.h"
-#include "ops/lhs_pack.h"  // kLutBias, kLutTableBytes
+#include "format/lhs_layout.h"  // kLutBias, kLutTableBytes
 
 namespace lowbit {
 
