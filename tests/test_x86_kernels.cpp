@@ -17,6 +17,7 @@
 #include "cpu/profile.h"
 #include "format/packed_weights.h"
 #include "kernels/x86/kernels.h"
+#include "ops/lhs_pack.h"
 #include "ops/linear.h"
 #include "ops/thread_pool.h"
 #if LOWBIT_HAVE_SIMDE
