@@ -9,6 +9,7 @@
 #include "format/layouts.h"
 #include "registry/registry.h"
 #include "select/fit.h"
+#include "select/tuning_record.h"
 
 namespace lowbit {
 namespace {
@@ -99,6 +100,30 @@ TEST(FitKernel, ReportsHowFarOffItIsWithNoise) {
   // ...and it still predicts the noise-free times closely.
   for (const KernelSample& s : samples(want, 0.0))
     EXPECT_NEAR(predict_cycles(f.cost, s), s.cycles, 0.04 * s.cycles) << "bits " << s.bits;
+}
+
+// Timings no CPU gives (qemu emulating every instruction, a machine stalled mid-run) may ask
+// for coefficients above what a record may hold; the fit stays inside, so `lowbit tune` writes
+// a record its reader takes back.
+TEST(FitKernel, StaysInsideWhatARecordMayHold) {
+  KernelCost absurd = true_cost();
+  absurd.narrow = 40.0f * float(kMaxCyclesPerValue);
+  absurd.call = 8.0f * float(kMaxCallCycles);
+  for (int b = 1; b <= kMaxBits; ++b) absurd.dot[b] = 3.0f * float(kMaxCyclesPerValue);
+  const KernelFit f = fit_kernel(samples(absurd, 0.0), 8);
+  EXPECT_EQ(f.cost.narrow, float(kMaxCyclesPerValue));
+  EXPECT_EQ(f.cost.call, float(kMaxCallCycles));
+  for (int b = 1; b <= kMaxBits; ++b) EXPECT_LE(f.cost.dot[b], float(kMaxCyclesPerValue)) << b;
+  EXPECT_GT(f.worst_error, 0.1);  // the bounded cost's errors, not the unbounded one's
+  TuningRecord r = record_for_this_machine("bounds");
+  KernelEntry e;
+  e.name = kGemm.name;
+  e.identity = "0123456789abcdef";
+  e.cost = f.cost;
+  e.fit_error = std::min(f.worst_error, 100.0);
+  r.kernels.push_back(e);
+  const std::string text = record_to_json(r);
+  EXPECT_EQ(record_to_json(parse_record(text)), text);
 }
 
 TEST(FitKernel, BitWidthsNotMeasuredTakeTheNearestMeasured) {

@@ -118,6 +118,19 @@ std::vector<size_t> slow_samples(const std::vector<KernelSample>& samples, const
   return out;
 }
 
+KernelCost bounded_for_record(KernelCost c) {
+  auto bound = [](float& v, double hi) { v = std::min(v, float(hi)); };
+  for (int b = 0; b <= kMaxBits; ++b) {
+    bound(c.unpack[b], kMaxCyclesPerValue);
+    bound(c.dot[b], kMaxCyclesPerValue);
+  }
+  bound(c.narrow, kMaxCyclesPerValue);
+  bound(c.call, kMaxCallCycles);
+  bound(c.group, kMaxGroupCycles);
+  bound(c.group_row, kMaxGroupCycles);
+  return c;
+}
+
 namespace {
 
 struct Candidate {
@@ -174,6 +187,7 @@ Candidate fit_with(const std::vector<KernelSample>& samples, int wide_cols, cons
   }
   f.cost.unpack[0] = f.cost.unpack[1];
   f.cost.dot[0] = f.cost.dot[1];
+  f.cost = bounded_for_record(f.cost);  // the errors below are the bounded cost's
   double sq = 0.0, weighted = 0.0, trust_sum = 0.0;
   for (size_t i = 0; i < samples.size(); ++i) {
     const KernelSample& s = samples[i];

@@ -56,6 +56,11 @@ enum class FitMode { least_squares, robust };
 // `nr` columns (or none) that explains the samples best.
 KernelFit fit_kernel(const std::vector<KernelSample>& samples, int nr, FitMode mode = FitMode::robust);
 
+// c with every coefficient at most what a tuning record may hold (kernel_cost.h): timings under
+// emulation (qemu) or on a machine stalled mid-run can ask a fit for more, and `lowbit tune`
+// must write a record it can read back.
+KernelCost bounded_for_record(KernelCost c);
+
 // What the cost model predicts for a sample.
 double predict_cycles(const KernelCost& c, const KernelSample& s);
 

@@ -39,6 +39,13 @@ struct KernelCost {
   UarchFactor prefers[4];  // up to 4; {Uarch::unknown, 0} ends a shorter list
 };
 
+// The largest coefficients a tuning record may hold: its reader rejects more as corrupt (no
+// CPU costs that much), so every fit that writes a record keeps inside them
+// (select/fit.h, bounded_for_record).
+constexpr double kMaxCyclesPerValue = 1000.0;  // unpack, dot, narrow (the scalar reference: ~10)
+constexpr double kMaxCallCycles = 1e7;
+constexpr double kMaxGroupCycles = 1e5;  // group, group_row
+
 // A cost with the same unpack / dot for every bit width.
 KernelCost uniform_cost(float unpack, float dot, float call, float group = 0.0f,
                         float group_row = 0.0f, std::initializer_list<UarchFactor> prefers = {});

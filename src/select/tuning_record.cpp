@@ -152,19 +152,18 @@ KernelEntry read_kernel(const Fields& f) {
   KernelEntry e;
   e.name = f.name("name");
   e.identity = f.hex("identity", 16);
-  // Cycles per weight value: the scalar reference is ~10; 1000 is absurd on any CPU.
-  const std::vector<double> unpack = f.numbers("unpack", kMaxBits, kMaxBits, 0.0, 1000.0);
-  const std::vector<double> dot = f.numbers("dot", kMaxBits, kMaxBits, 0.0, 1000.0);
+  const std::vector<double> unpack = f.numbers("unpack", kMaxBits, kMaxBits, 0.0, kMaxCyclesPerValue);
+  const std::vector<double> dot = f.numbers("dot", kMaxBits, kMaxBits, 0.0, kMaxCyclesPerValue);
   for (int b = 1; b <= kMaxBits; ++b) {
     e.cost.unpack[b] = float(unpack[size_t(b - 1)]);
     e.cost.dot[b] = float(dot[size_t(b - 1)]);
   }
   e.cost.unpack[0] = e.cost.unpack[1];
   e.cost.dot[0] = e.cost.dot[1];
-  e.cost.call = float(f.number("call", 0.0, 1e7));
-  e.cost.group = float(f.number("group", 0.0, 1e5));
-  e.cost.group_row = float(f.number("group_row", 0.0, 1e5));
-  e.cost.narrow = float(f.number("narrow", 0.0, 1000.0));
+  e.cost.call = float(f.number("call", 0.0, kMaxCallCycles));
+  e.cost.group = float(f.number("group", 0.0, kMaxGroupCycles));
+  e.cost.group_row = float(f.number("group_row", 0.0, kMaxGroupCycles));
+  e.cost.narrow = float(f.number("narrow", 0.0, kMaxCyclesPerValue));
   e.cost.wide_cols = int(f.integer("wide_cols", 0, 1 << 16));
   if (f.has("uarch_factors")) {
     const Fields u = f.object("uarch_factors");
