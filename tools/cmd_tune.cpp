@@ -129,7 +129,7 @@ int cmd_tune(int argc, char** argv) {
   auto fit = [&](Fitted& f, const std::vector<KernelSample>& samples) {
     const KernelFit kf = fit_kernel(samples, reg.layout(f.kd->layout_id)->nr);
     f.entry.cost = kf.cost;
-    f.entry.fit_error = std::min(kf.worst_error, 100.0);
+    f.entry.fit_error = std::min(kf.worst_error, kMaxFitError);
     f.entry.samples = kf.samples;
     f.worst_at.clear();
     if (kf.worst_sample >= 0) {

@@ -300,7 +300,7 @@ int tune_from_measurements(const std::string& dir, const std::string& out_path) 
     e.cost.narrow = x[6 * j + 5] > 0 ? float(x[6 * j + 5]) : 0.0f;
     e.cost.wide_cols = x[6 * j + 5] > 0 ? wide[j] : 0;
     e.cost = bounded_for_record(e.cost);
-    e.fit_error = std::min(fit.worst[j], 100.0);
+    e.fit_error = std::min(fit.worst[j], kMaxFitError);
     e.samples = fit.samples[j];
     rec.kernels.push_back(e);
   }

@@ -177,7 +177,7 @@ KernelEntry read_kernel(const Fields& f) {
     }
   }
   if (f.has("bandwidth")) e.bandwidth = read_table(f.object("bandwidth"));
-  e.fit_error = f.number("fit_error", 0.0, 100.0);
+  e.fit_error = f.number("fit_error", 0.0, kMaxFitError);
   e.samples = int(f.integer("samples", 0, 1000000000));
   if (f.has("prefetch_bytes")) {
     e.prefetch_bytes = int(f.integer("prefetch_bytes", 0, kMaxPrefetchBytes));

@@ -36,12 +36,15 @@ struct BandwidthTable {
   bool empty() const { return l2.empty() && l3.empty() && dram.empty(); }
 };
 
+// The largest fit_error a record holds (10000 %: the fit explains nothing); writers cap at it.
+constexpr double kMaxFitError = 100.0;
+
 struct KernelEntry {
   std::string name;
   std::string identity;  // Registry::identity() of the kernel it was measured as
   KernelCost cost{};
   BandwidthTable bandwidth;  // as this kernel reads (optional)
-  double fit_error = 0.0;    // worst relative error of the fit over its samples
+  double fit_error = 0.0;    // worst relative error of the fit over its samples (<= kMaxFitError)
   int samples = 0;
   // The software-prefetch distance it read DRAM fastest at (bytes, a multiple of 64 up to
   // kMaxPrefetchBytes; 0: none), for kernels that prefetch; -1: not measured.
