@@ -253,6 +253,22 @@ TEST(Cli, BenchAndRegretQuick) {
   EXPECT_EQ(r.out.find("\"options\""), std::string::npos) << "options only with --all";
 }
 
+// `lowbit bench --widths`: every width's row has a decode, the plain read of the same bytes at
+// the same thread count, and prefill; a width is compared to 4 bits of its thread count.
+TEST(Cli, BenchWidthsQuick) {
+  const Result r = run("bench --widths --quick --bits 2,4 --threads 1,2 --reps 3 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_json_with(r.out, {"rows", "decode_us", "decode_gbps", "stream_us", "stream_gbps", "of_stream",
+                           "gbps_of_4bit", "prefill_gops", "gops_of_4bit", "decode_kernels", "prefill_kernels"});
+  for (const char* row : {"{\"bits\":2,\"threads\":1,", "{\"bits\":4,\"threads\":2,"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row;
+  size_t streams = 0;  // a plain read at every thread count, not only at one thread
+  for (size_t at = 0; (at = r.out.find("\"stream_us\":", at)) != std::string::npos; ++at) ++streams;
+  EXPECT_EQ(streams, 4u) << r.out;
+  EXPECT_NE(r.out.find("\"gbps_of_4bit\":1,"), std::string::npos) << "4 bits against itself";
+  EXPECT_EQ(run("bench --widths --quick --case both").status, 2);
+}
+
 TEST(Cli, RegretOneCaseWithEveryOption) {
   Result r = run("regret --n 256 --k 512 --m 5 --reps 1 --all --json");
   ASSERT_EQ(r.status, 0);

@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
+#include "ops/thread_pool.h"
 #include "timing.h"
 #include "util/error.h"
 
@@ -140,6 +141,36 @@ uint64_t read_four_streams(const uint64_t* p, size_t n) {
 const std::vector<ReadLoop>& read_loops() {
   static const std::vector<ReadLoop> loops = {read_one_chain, read_four_chains, read_four_streams};
   return loops;
+}
+
+namespace {
+
+// run_tasks' job: a rescue declines, so each task runs on the thread that took it.
+class FnJob final : public TaskJob {
+ public:
+  explicit FnJob(const std::function<void(size_t)>& task) : task_(task) {}
+  bool run(uint32_t t, float*, bool rescue) override {
+    if (rescue) return false;
+    task_(t);
+    return true;
+  }
+  size_t scratch_floats(uint32_t) const override { return 1; }
+  void commit(uint32_t, const float*) override {}
+
+ private:
+  const std::function<void(size_t)>& task_;
+};
+
+}  // namespace
+
+void run_tasks(ThreadPool* pool, size_t tasks, const std::function<void(size_t)>& task) {
+  if (pool == nullptr) {
+    for (size_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  FnJob* job = new FnJob(task);
+  pool->run(*job, uint32_t(tasks), true);
+  TaskJob::release(job);
 }
 
 double stream_read_bandwidth(size_t bytes, int reps) {

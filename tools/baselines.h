@@ -4,9 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace lowbit {
+class ThreadPool;
+}
 
 namespace lowbit::cli {
 
@@ -39,6 +44,11 @@ class OneDnnMatmul {
 // by up to 2x on these machines (MEASURING.md).
 using ReadLoop = uint64_t (*)(const uint64_t* p, size_t n);
 const std::vector<ReadLoop>& read_loops();
+
+// Runs task(i) for i = 0..tasks-1 on `pool` (inline without one) and waits for every worker.
+// A task is never re-executed by another thread (a rescue declines): each task is one thread's
+// timing or one thread's share of a read.
+void run_tasks(ThreadPool* pool, size_t tasks, const std::function<void(size_t)>& task);
 
 // Bytes per second of the fastest of the read loops over `bytes` (hot: repeated).
 double stream_read_bandwidth(size_t bytes, int reps);

@@ -1,10 +1,11 @@
 // `lowbit bench --widths`: every weight width side by side in one run (issue: every width at
 // the speed of its bytes). Decode from DRAM (m = 1, 14336 x 4096 by default, rotating over
 // copies of the weights totalling well over the last-level cache) against a plain streaming read
-// of the same bytes in the same rotation, and prefill (m = 128, 4096 x 4096), at each thread
+// of the same bytes in the same rotation at the same thread count, and prefill (m = 128, 4096 x 4096), at each thread
 // count; the widths are interleaved rep by rep so they share the machine's noise. With
 // --decode-kernel A,B (and/or --prefill-kernel A,B), each named kernel is a contender with its
 // weights packed in its own layout, all of them interleaved in the same reps.
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -189,12 +190,18 @@ int bench_widths(const Args& args) {
           const PackedWeights& w = c.copies[size_t(r) % c.copies.size()];
           execute_plan(plan, host_profile(), w.impl().buf, 1, x1.data(), y.data(), {}, pool, {});
         });
-      if (t == 1)  // the plain read, one thread: the same bytes, the same rotation
-        for (WidthCase& c : cases)
-          fns.push_back([&c, &sink, read](int r) {
-            const std::vector<uint64_t>& p = c.plain[size_t(r) % c.plain.size()];
-            sink = sink + read(p.data(), p.size());
+      // The plain read of the same bytes in the same rotation, the copy split in t shares.
+      for (WidthCase& c : cases)
+        fns.push_back([&c, &sink, read, pool, t](int r) {
+          const std::vector<uint64_t>& p = c.plain[size_t(r) % c.plain.size()];
+          const size_t share = (p.size() + size_t(t) - 1) / size_t(t);
+          std::atomic<uint64_t> x{0};
+          run_tasks(pool, size_t(t), [&](size_t i) {
+            const size_t lo = std::min(p.size(), i * share);
+            x.fetch_xor(read(p.data() + lo, std::min(share, p.size() - lo)), std::memory_order_relaxed);
           });
+          sink = sink + x.load();
+        });
     }
     const std::vector<double> d = fns.empty() ? std::vector<double>{} : rotate_interleaved(fns, reps);
     std::vector<std::function<void(int)>> pf;
@@ -209,7 +216,7 @@ int bench_widths(const Args& args) {
       row.bits = cases[i].bits, row.threads = int(t), row.contender = cases[i].contender;
       if (do_decode) {
         row.decode_ns = d[i];
-        row.stream_ns = t == 1 ? d[cases.size() + i] : 0;
+        row.stream_ns = d[cases.size() + i];
         row.read_bytes = cases[i].read_bytes;
         row.decode_kernels = plan_kernels_text(decode_plans[i]);
       }
@@ -240,7 +247,8 @@ int bench_widths(const Args& args) {
       if (do_decode) {
         j.field("decode_us", r.decode_ns * 1e-3).field("weight_bytes", r.read_bytes).field("decode_gbps", gbps(r))
             .field("decode_kernels", r.decode_kernels);
-        if (r.threads == 1) j.field("stream_us", r.stream_ns * 1e-3).field("of_stream", r.stream_ns / r.decode_ns);
+        j.field("stream_us", r.stream_ns * 1e-3).field("stream_gbps", r.read_bytes / r.stream_ns)
+            .field("of_stream", r.stream_ns / r.decode_ns);
         if (f) j.field("gbps_of_4bit", gbps(r) / gbps(*f));
       }
       if (do_prefill) {
@@ -263,14 +271,24 @@ int bench_widths(const Args& args) {
     table.push_back({std::to_string(r.bits), std::to_string(r.threads),
                      do_decode ? fmt(r.decode_ns * 1e-3, 1) : "", do_decode ? fmt(gbps(r), 1) : "",
                      do_decode && f ? fmt(gbps(r) / gbps(*f), 2) : "",
-                     do_decode && r.threads == 1 ? fmt(r.stream_ns / r.decode_ns, 2) : "",
+                     do_decode ? fmt(r.stream_ns / r.decode_ns, 2) : "",
                      do_prefill ? fmt(r.prefill_ns * 1e-3, 1) : "", do_prefill ? fmt(gops(r), 1) : "",
                      do_prefill && f ? fmt(gops(r) / gops(*f), 2) : "",
                      r.decode_kernels + (do_decode && do_prefill ? " / " : "") + r.prefill_kernels});
   }
   print_table(table);
   std::printf("\nGB/s: the records a decode GEMV reads (planes, scales; not the column sums) per second.\n"
-              "of stream: time of the fastest plain read of the same bytes, same rotation, one thread, / decode time.\n");
+              "of stream: time of a plain read of the same bytes, same rotation, same threads (each a share), / decode time.\n");
+  // The memory's own scaling with threads, which bounds the decode's (the first width's rotation).
+  if (do_decode && !rows.empty()) {
+    std::string line = "plain read of the " + std::to_string(rows[0].bits) + "-bit rotation:";
+    for (const Row& r : rows)
+      if (r.bits == rows[0].bits && r.contender == 0)
+        line += concat(" ", r.threads, "T ", fmt(r.read_bytes / r.stream_ns, 1), " GB/s (",
+                       fmt(rows[0].stream_ns / r.stream_ns, 2), "x of ", rows[0].threads, "T);");
+    line.back() = '\n';
+    std::printf("%s", line.c_str());
+  }
   return 0;
 }
 

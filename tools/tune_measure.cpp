@@ -15,6 +15,7 @@
 #include "ops/linear.h"
 #include "ops/thread_pool.h"
 #include "select/plan.h"
+#include "baselines.h"
 #include "describe.h"
 #include "timing.h"
 #include "util/aligned.h"
@@ -108,33 +109,6 @@ void read_all(const uint8_t* p, size_t bytes) {
   }
   const Vec s = a0 + a1 + a2 + a3;
   g_sink = s[0] ^ s[1];
-}
-
-// Runs task(i) for i = 0..tasks-1 on `pool` (inline without one) and waits for every worker.
-// A measurement is never re-executed by another thread (a rescue declines): each task is one
-// thread's timing.
-class FnJob final : public TaskJob {
- public:
-  explicit FnJob(const std::function<void(size_t)>& task) : task_(task) {}
-  bool run(uint32_t t, float*, bool rescue) override {
-    if (rescue) return false;
-    task_(t);
-    return true;
-  }
-  size_t scratch_floats(uint32_t) const override { return 1; }
-  void commit(uint32_t, const float*) override {}
-
- private:
-  const std::function<void(size_t)>& task_;
-};
-void run_tasks(ThreadPool* pool, size_t tasks, const std::function<void(size_t)>& task) {
-  if (pool == nullptr) {
-    for (size_t i = 0; i < tasks; ++i) task(i);
-    return;
-  }
-  FnJob* job = new FnJob(task);
-  pool->run(*job, uint32_t(tasks), true);
-  TaskJob::release(job);
 }
 
 // Runs task(i) for i = 0..w-1 on a pool of w threads (inline for one) and returns the wall time.
