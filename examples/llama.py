@@ -51,12 +51,19 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
-def rotary(x, positions, base=ROPE_BASE):
-    """x: [batch, tokens, heads, head_dim]; rotates pairs (i, i + d/2) by angles of the positions."""
-    half = x.shape[-1] // 2
+def rotary_tables(positions, head_dim, base=ROPE_BASE):
+    """cos and sin of the rotary angles at `positions` ([tokens]): each [tokens, 1, head_dim / 2].
+    Every block rotates by the same angles, so a model computes them once per forward."""
+    half = head_dim // 2
     freqs = base ** (-torch.arange(half, dtype=torch.float32) / half)
-    angles = (positions[:, None].float() * freqs[None, :])[:, None, :]  # [tokens, 1, half]
-    cos, sin = angles.cos(), angles.sin()
+    angles = (positions[:, None].float() * freqs[None, :])[:, None, :]
+    return angles.cos(), angles.sin()
+
+
+def rotary(x, tables):
+    """x: [batch, tokens, heads, head_dim]; rotates pairs (i, i + d/2) by the angles of `tables`."""
+    cos, sin = tables
+    half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
@@ -84,15 +91,17 @@ class DecoderBlock(torch.nn.Module):
         self.up_proj = torch.nn.Linear(hidden, inter, bias=False)
         self.down_proj = torch.nn.Linear(inter, hidden, bias=False)
 
-    def forward(self, x, cache=None, start=0):
+    def forward(self, x, cache=None, start=0, rope=None):
         """x: [batch, tokens, hidden] at positions start, start + 1, ...; with a cache, attends to
-        the positions before start that it holds too, and stores this call's keys and values."""
+        the positions before start that it holds too, and stores this call's keys and values.
+        rope: rotary_tables of those positions (computed here when not given)."""
         b, t, _ = x.shape
         kv, group, d = self.kv_heads, self.heads // self.kv_heads, self.head_dim
+        if rope is None:
+            rope = rotary_tables(torch.arange(start, start + t), d)
         h = self.attn_norm(x)
-        positions = torch.arange(start, start + t)
-        q = rotary(self.q_proj(h).view(b, t, self.heads, d), positions)
-        k = rotary(self.k_proj(h).view(b, t, kv, d), positions).transpose(1, 2)
+        q = rotary(self.q_proj(h).view(b, t, self.heads, d), rope)
+        k = rotary(self.k_proj(h).view(b, t, kv, d), rope).transpose(1, 2)
         v = self.v_proj(h).view(b, t, kv, d).transpose(1, 2)
         if cache is not None:
             cache.k[:, :, start:start + t] = k
@@ -135,6 +144,7 @@ class Llama(torch.nn.Module):
     def forward(self, tokens, caches, start):
         """tokens: [batch, t] at positions start.. -> logits [batch, vocab] of the last one."""
         x = self.embed(tokens)
+        rope = rotary_tables(torch.arange(start, start + tokens.shape[1]), self.blocks[0].head_dim)
         for blk, cache in zip(self.blocks, caches):
-            x = blk(x, cache, start)
+            x = blk(x, cache, start, rope)
         return self.lm_head(self.norm(x[:, -1]))

@@ -10,7 +10,9 @@ float). float and lowbit run at 1 and at all threads (torch.set_num_threads, and
 threads for float), lowbit also with a pause between tokens (an application doing something
 else: its workers go to sleep); whole generations of each, interleaved rep by rep. It prints
 prompt tokens/s, generated tokens/s, peak resident memory (each model alone, in a child
-process) and how well lowbit's greedy tokens agree with float's.
+process) and how well lowbit's greedy tokens agree with float's; and, interleaved with them, the
+time of lowbit's linear layers alone per decode step at each thread count (how the part of a step
+that reads the weights scales, against the whole step).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/torch_generate.py [--model llama3.2-1b]
         [--threads T] [--prompt 128] [--generate 64] [--pause-ms 5] [--reps 5]
@@ -99,6 +101,21 @@ def generate(model, prompt, steps, pause_s=0.0, prompt_reps=1, forced=None):
     return tokens, prompt_s, step_s
 
 
+def layer_steps(model, steps):
+    """Seconds per decode step of `model`'s lowbit layers alone: every LowbitLinear once per step,
+    in the order a forward calls them, on one row (m = 1), with nothing between them. The step's
+    share that scales with threads as the memory does; the rest of a step is torch's."""
+    layers = [m for m in model.modules() if isinstance(m, lowbit.torch.LowbitLinear)]
+    xs = [torch.randn(1, m.in_features) for m in layers]
+    out = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        for m, x in zip(layers, xs):
+            m(x)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def percentile(xs, p):
     s = sorted(xs)
     return s[min(len(s) - 1, int(p / 100 * len(s)))]
@@ -158,6 +175,7 @@ def main(args):
         contenders = [(kind, t, 0.0) for t in threads for kind in ("float", "lowbit")]
         if pause_s > 0:
             contenders += [("lowbit", t, pause_s) for t in threads]
+        contenders += [("layers", t, 0.0) for t in threads]
         models = {"float": fmodel, "lowbit": qmodel}
         results = {c: {"prompt": [], "steps": [], "tokens": []} for c in contenders}
         for _ in range(args.reps):
@@ -167,6 +185,9 @@ def main(args):
                 # A pool that spins after its last job (OpenBLAS: ~0.1 s) must not take the cores
                 # of the next contender.
                 time.sleep(0.2)
+                if kind == "layers":
+                    results[c]["steps"] += layer_steps(qmodel, args.generate - 1)
+                    continue
                 tokens, prompt_s, step_s = generate(models[kind], prompt, args.generate, pause, args.prompt_reps)
                 results[c]["prompt"] += prompt_s
                 results[c]["steps"] += step_s
@@ -187,6 +208,8 @@ def main(args):
     rate = {}
     for c in contenders:
         kind, t, pause = c
+        if kind == "layers":
+            continue
         r = results[c]
         rate[c] = (args.prompt / statistics.median(r["prompt"]), 1 / statistics.median(r["steps"]))
         peak = f"{rss[kind]:.0f}" if kind in rss and t == args.threads and not pause else ""
@@ -197,6 +220,13 @@ def main(args):
             lo, hi = ("lowbit", 1, pause), ("lowbit", args.threads, pause)
             print(f"lowbit at {args.threads} vs 1 thread{f' (pause {pause * 1e3:.0f} ms)' if pause else ''}: "
                   f"prompt {rate[hi][0] / rate[lo][0]:.2f}x, generated {rate[hi][1] / rate[lo][1]:.2f}x")
+    layers_ms = {t: statistics.median(results[("layers", t, 0.0)]["steps"]) * 1e3 for t in threads}
+    step_ms = {t: 1e3 / rate[("lowbit", t, 0.0)][1] for t in threads}
+    print("lowbit's linear layers alone, ms per decode step: " +
+          ", ".join(f"{layers_ms[t]:.1f} at {t} thread(s)" for t in threads) +
+          (f" ({layers_ms[1] / layers_ms[args.threads]:.2f}x)" if args.threads > 1 else "") +
+          "; the rest of a step (step - layers): " +
+          ", ".join(f"{step_ms[t] - layers_ms[t]:.1f}" for t in threads))
     for t in threads:
         f, q = rate[("float", t, 0.0)], rate[("lowbit", t, 0.0)]
         print(f"lowbit vs float at {t} thread(s): prompt {q[0] / f[0]:.2f}x, generated {q[1] / f[1]:.2f}x")
@@ -217,7 +247,8 @@ def main(args):
           f"{'bit-identical' if float_diff == 0 else f'differ by up to {float_diff:.1e}'} (torch's operators; "
           f"lowbit's linear layers give the same bits at every thread count)")
     print(f"\ntokens/s from the median of {args.reps} x {args.prompt_reps} prompt passes and of "
-          f"{args.reps} x {args.generate - 1} decode steps per row; the rows' generations interleaved; "
+          f"{args.reps} x {args.generate - 1} decode steps per row (the layers alone: as many steps); the rows' "
+          f"generations interleaved; "
           f"peak RSS: that model alone generating at {args.threads} thread(s), in a child process; "
           f"load average {os.getloadavg()[0]:.2f} at the end")
 

@@ -2,6 +2,7 @@
 every thread count, and the script's report (docs/python.md)."""
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -72,6 +73,10 @@ def test_the_script_reports_rates_memory_and_agreement():
     assert float(rows[2][-1]) > 0 and float(rows[3][-1]) > 0  # peak RSS of float and lowbit
     assert "every lowbit generation (each thread count and pause) gave the same tokens: yes" in r.stdout
     assert "float's own prompt logits at 1 and 2 thread(s): " in r.stdout
+    layers = re.search(r"lowbit's linear layers alone, ms per decode step: ([\d.]+) at 1 thread\(s\), "
+                       r"([\d.]+) at 2 thread\(s\) \(([\d.]+)x\); the rest of a step \(step - layers\): "
+                       r"(-?[\d.]+), (-?[\d.]+)", r.stdout)
+    assert layers and all(float(v) > 0 for v in layers.groups()[:3]), r.stdout
 
 
 def test_the_step_profile_splits_a_decode_step_at_each_thread_count():
