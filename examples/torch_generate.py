@@ -12,7 +12,8 @@ else: its workers go to sleep); whole generations of each, interleaved rep by re
 prompt tokens/s, generated tokens/s, peak resident memory (each model alone, in a child
 process) and how well lowbit's greedy tokens agree with float's; and, interleaved with them, the
 time of lowbit's linear layers alone per decode step at each thread count (how the part of a step
-that reads the weights scales, against the whole step).
+that reads the weights scales, against the whole step), and (`lowbit bench --widths` in its own
+process, once per rep) how fast this machine's memory reads at 1 and at all threads.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/torch_generate.py [--model llama3.2-1b]
         [--threads T] [--prompt 128] [--generate 64] [--pause-ms 5] [--reps 5]
@@ -24,6 +25,7 @@ import gc
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,6 +52,8 @@ def parse_args():
     ap.add_argument("--group", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory child processes")
+    ap.add_argument("--no-probe", action="store_true",
+                    help="skip the memory's own 1-to-T-thread read rate (lowbit bench --widths, once per rep)")
     ap.add_argument("--memory-of", choices=("float", "lowbit"), help=argparse.SUPPRESS)  # the child's job
     args = ap.parse_args()
     if args.threads < 1 or args.prompt < 1 or args.generate < 1 or args.reps < 1 or args.prompt_reps < 1:
@@ -116,6 +120,24 @@ def layer_steps(model, steps):
     return out
 
 
+def lowbit_cli():
+    """The `lowbit` command: on PATH, else the build tree's beside the package imported."""
+    found = shutil.which("lowbit")
+    if found:
+        return found
+    build = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(lowbit.torch.__file__))), "tools", "lowbit")
+    return build if os.access(build, os.X_OK) else None
+
+
+def memory_probe(cli, bits, threads):
+    """One `lowbit bench --widths` decode run, in its own process while this one waits: GB/s of
+    a plain read from DRAM and of lowbit's bare decode GEMV, by thread count."""
+    out = subprocess.run([cli, "bench", "--widths", "--bits", str(bits), "--case", "decode", "--threads",
+                          ",".join(map(str, threads)), "--reps", "7", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return {r["threads"]: (r["stream_gbps"], r["decode_gbps"]) for r in json.loads(out)["rows"]}
+
+
 def percentile(xs, p):
     s = sorted(xs)
     return s[min(len(s) - 1, int(p / 100 * len(s)))]
@@ -178,7 +200,11 @@ def main(args):
         contenders += [("layers", t, 0.0) for t in threads]
         models = {"float": fmodel, "lowbit": qmodel}
         results = {c: {"prompt": [], "steps": [], "tokens": []} for c in contenders}
+        cli = lowbit_cli() if args.threads > 1 and not args.no_probe else None
+        probes = []
         for _ in range(args.reps):
+            if cli:
+                probes.append(memory_probe(cli, args.bits, threads))
             for c in contenders:
                 kind, t, pause = c
                 set_threads(t)
@@ -227,6 +253,14 @@ def main(args):
           (f" ({layers_ms[1] / layers_ms[args.threads]:.2f}x)" if args.threads > 1 else "") +
           "; the rest of a step (step - layers): " +
           ", ".join(f"{step_ms[t] - layers_ms[t]:.1f}" for t in threads))
+    if probes:
+        med = {t: [statistics.median(p[t][i] for p in probes) for i in (0, 1)] for t in threads}
+        hi = args.threads
+        print(f"the memory, once per rep (lowbit bench --widths, {args.bits}-bit, 14336x4096 from DRAM), GB/s at 1 / "
+              f"{hi} thread(s): a plain read {med[1][0]:.1f} / {med[hi][0]:.1f} ({med[hi][0] / med[1][0]:.2f}x), "
+              f"lowbit's bare decode {med[1][1]:.1f} / {med[hi][1]:.1f} ({med[hi][1] / med[1][1]:.2f}x)")
+    elif args.threads > 1 and not args.no_probe:
+        print("the memory's own read rate: not measured (no `lowbit` command on PATH or in the build tree)")
     for t in threads:
         f, q = rate[("float", t, 0.0)], rate[("lowbit", t, 0.0)]
         print(f"lowbit vs float at {t} thread(s): prompt {q[0] / f[0]:.2f}x, generated {q[1] / f[1]:.2f}x")

@@ -77,6 +77,9 @@ def test_the_script_reports_rates_memory_and_agreement():
                        r"([\d.]+) at 2 thread\(s\) \(([\d.]+)x\); the rest of a step \(step - layers\): "
                        r"(-?[\d.]+), (-?[\d.]+)", r.stdout)
     assert layers and all(float(v) > 0 for v in layers.groups()[:3]), r.stdout
+    probe = re.search(r"the memory, once per rep .*GB/s at 1 / 2 thread\(s\): a plain read ([\d.]+) / ([\d.]+) "
+                      r"\(([\d.]+)x\), lowbit's bare decode ([\d.]+) / ([\d.]+)", r.stdout)
+    assert probe and all(float(v) > 0 for v in probe.groups()), r.stdout
 
 
 def test_the_step_profile_splits_a_decode_step_at_each_thread_count():
