@@ -83,5 +83,31 @@ TEST(Repack, CApiReportsUnsupportedThenRepacks) {
   lowbit_free(pw);
 }
 
+// A layout no kernel reads any more (superseded by one with column sums) still loads; a call
+// says so, not that this CPU lacks something, and repack makes the weights run, bit-exactly.
+TEST(Repack, ASupersededLayoutSaysSoAndRepacks) {
+  const WeightProblem p{24, 64, 4, 32, false, false};
+  const test::Weights w = test::random_weights(p, 41, true);
+  const test::Activations x = test::random_activations(1, p.k, 42);
+  const LayoutDesc* old = nullptr;
+  for (const LayoutDesc& l : all_layouts())
+    if (std::string(l.name) == "x86_avx2_n8k4s32") old = &l;
+  ASSERT_NE(old, nullptr);
+  const PackedBuffer b = pack_buffer(*old, p, w.q.data(), w.scales.data(), nullptr, nullptr);
+  const PackedWeights packed = PackedWeights::from_buffer(b.data(), b.size());
+  std::vector<float> y(size_t(p.n));
+  try {
+    packed.linear(1, x.x, y.data());
+    ADD_FAILURE() << "a superseded layout ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::unsupported);
+    EXPECT_NE(std::string(e.what()).find("no kernel reads layout x86_avx2_n8k4s32 any more"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("repack"), std::string::npos) << e.what();
+  }
+  packed.repack().linear(1, x.x, y.data());
+  EXPECT_TRUE(test::bits_equal(y.data(), test::reference(w, 1, x.x).data(), y.size()));
+}
+
 }  // namespace
 }  // namespace lowbit

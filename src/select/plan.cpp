@@ -262,13 +262,18 @@ PlanSpace plan_space(const Registry& reg, const CpuProfile& prof, const PackedHe
                Machine{tuning.machine(prof), core_bandwidth(prof.arch), threads, double(working_set)}, {}, {}, {}};
   std::vector<Eligible>& eligible = sp.eligible;
   std::string why_not;
+  bool read_by_any = false;  // a superseded layout is read by no kernel on any CPU
   for (const KernelDesc& kd : reg.kernels()) {
+    read_by_any = read_by_any || kd.layout_id == layout.id;
     const std::string r = kernel_rejection(kd, layout, h.problem, prof.isa, require_code);
     if (r.empty()) eligible.push_back({&kd, tuning.kernel_cost(reg, kd, prof), tuning.prefetch_distance(reg, kd, prof)});
     else if (kd.layout_id == layout.id && why_not.empty()) why_not = r;
     if (explain)
       explain->kernels.push_back({kd.name, r.empty(), r, 0.0, r.empty() ? eligible.back().cost.source : ""});
   }
+  if (!read_by_any)
+    fail(Status::unsupported, "no kernel reads layout ", layout.name,
+         " any more (superseded; files packed in it still load); repack the weights for this CPU");
   if (eligible.empty())
     fail(Status::unsupported, "no kernel on this CPU (", isa_list(prof.isa),
          ") can run layout ", layout.name, " (packed for ", arch_name(layout.arch), " ",
