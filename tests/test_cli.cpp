@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "cpu/profile.h"
 #include "registry/registry.h"
 #include "select/tuning_record.h"
 #include "test_util.h"
@@ -267,6 +268,26 @@ TEST(Cli, BenchWidthsQuick) {
   EXPECT_EQ(streams, 4u) << r.out;
   EXPECT_NE(r.out.find("\"gbps_of_4bit\":1,"), std::string::npos) << "4 bits against itself";
   EXPECT_EQ(run("bench --widths --quick --case both").status, 2);
+}
+
+// A named kernel without a width skips it (and says so); 4 bits of the first contender are then
+// its reference. The table-lookup GEMV has no 4-bit weights.
+TEST(Cli, BenchWidthsSkipsAWidthAKernelLacks) {
+  const char* lut = "qa8_qw_lut_gemv_1x32__avx2";
+  const lowbit::KernelDesc* kd = lowbit::default_registry().kernel(lut);
+  ASSERT_NE(kd, nullptr);
+  if (!lowbit::host_profile().isa.contains(kd->requires) || kd->fn == nullptr) GTEST_SKIP() << "needs AVX2";
+  const std::string both = std::string("--decode-kernel qa8_qw_gemv_1x8c4__avx2,") + lut;
+  Result r = run("bench --widths --quick --case decode --bits 2,4 --threads 1 --reps 3 --json " + both);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(std::string("\"skipped\":[\"") + lut + " has no 4-bit weights\"]"), std::string::npos) << r.out;
+  size_t rows = 0;  // 2 bits by both kernels, 4 bits by the dot-product one
+  for (size_t at = 0; (at = r.out.find("\"decode_kernels\":", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 3u) << r.out;
+  EXPECT_NE(r.out.find(std::string(lut) + "×1\",\"stream_us\""), std::string::npos) << r.out;
+  r = run("bench --widths --quick --case decode --bits 4 --decode-kernel " + std::string(lut), "", true);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("no 4-bit weights"), std::string::npos) << r.out;
 }
 
 TEST(Cli, RegretOneCaseWithEveryOption) {

@@ -131,12 +131,25 @@ int bench_widths(const Args& args) {
   // At least 160 MiB per width in the rotation, at least 3 copies: 5x a 32 MiB L3.
   const double cold_bytes = quick ? 8e6 : 160.0 * 1024 * 1024;
 
+  // A named kernel without this width: that contender skips the width (said below the table).
+  auto lacks = [](const std::string& kernel, long b) {
+    const KernelDesc* kd = named_kernel(kernel);
+    return kd != nullptr && !(kd->bits_mask & (1u << b));
+  };
+  std::vector<std::string> skipped;
   std::vector<WidthCase> cases;  // per width, per contender
   std::vector<PackedWeights> prefill_w;
   for (long b : bits_list) {
     const Workload wd = do_decode ? make_workload({n, k, int(b), 32, false, false}, 1, 100 + uint64_t(b)) : Workload{};
     const Workload wp = do_prefill ? make_workload({pn, pk, int(b), 32, false, false}, 1, 200 + uint64_t(b)) : Workload{};
     for (size_t ci = 0; ci < contenders; ++ci) {
+      const std::string& lacking = do_decode && lacks(decode_kernel(ci), b)     ? decode_kernel(ci)
+                                   : do_prefill && lacks(prefill_kernel(ci), b) ? prefill_kernel(ci)
+                                                                                : std::string();
+      if (!lacking.empty()) {
+        skipped.push_back(concat(lacking, " has no ", b, "-bit weights"));
+        continue;
+      }
       WidthCase c{int(b), ci, {}, 0, {}};
       if (do_decode) {
         PackedWeights first = pack_for(decode_kernel(ci), wd, n, k, int(b));
@@ -149,6 +162,11 @@ int bench_widths(const Args& args) {
       if (do_prefill) prefill_w.push_back(pack_for(prefill_kernel(ci), wp, pn, pk, int(b)));
       cases.push_back(std::move(c));
     }
+  }
+  if (cases.empty()) {
+    std::string why;
+    for (const std::string& w : skipped) why += (why.empty() ? "" : "; ") + w;
+    throw UsageError("no contender takes any of the widths asked for (" + why + ")");
   }
   const std::vector<float> x1 = random_floats(size_t(std::max(k, pk)) * pm, 5, 1.0f);
   // The plain read: the fastest of the read loops on the largest width's rotation.
@@ -227,11 +245,16 @@ int bench_widths(const Args& args) {
       rows.push_back(row);
     }
   }
-  // Ratios to the 4-bit row of the same thread count and contender, when 4 bits ran.
+  // Ratios to the 4-bit row of the same thread count and contender, else (a kernel without 4
+  // bits) of the first contender, when 4 bits ran.
   auto four = [&](const Row& r) -> const Row* {
+    const Row* first = nullptr;
     for (const Row& o : rows)
-      if (o.bits == 4 && o.threads == r.threads && o.contender == r.contender) return &o;
-    return nullptr;
+      if (o.bits == 4 && o.threads == r.threads) {
+        if (o.contender == r.contender) return &o;
+        if (first == nullptr || o.contender < first->contender) first = &o;
+      }
+    return first;
   };
   auto gbps = [](const Row& r) { return r.read_bytes / r.decode_ns; };
   auto gops = [&](const Row& r) { return 2.0 * pm * pn * double(pk) / r.prefill_ns; };
@@ -257,6 +280,9 @@ int bench_widths(const Args& args) {
       }
       j.end_object();
     }
+    j.end_array();
+    j.key("skipped").begin_array();
+    for (const std::string& why : skipped) j.value(why);
     j.end_array().end_object();
     std::printf("%s\n", j.str().c_str());
     return 0;
@@ -277,6 +303,7 @@ int bench_widths(const Args& args) {
                      r.decode_kernels + (do_decode && do_prefill ? " / " : "") + r.prefill_kernels});
   }
   print_table(table);
+  for (const std::string& why : skipped) std::printf("skipped: %s\n", why.c_str());
   std::printf("\nGB/s: the records a decode GEMV reads (planes, scales; not the column sums) per second.\n"
               "of stream: time of a plain read of the same bytes, same rotation, same threads (each a share), / decode time.\n");
   // The memory's own scaling with threads, which bounds the decode's (the first width's rotation).
