@@ -33,12 +33,18 @@ def _openblas():
 _OPENBLAS = _openblas()
 
 
-def set_threads(threads):
-    """torch's intra-op threads (LowbitLinear follows them) and OpenBLAS's, whose count is its own:
-    float and lowbit then run on the same number of threads."""
+def set_threads(threads, blas_threads=None):
+    """torch's intra-op threads (LowbitLinear follows them) and OpenBLAS's, whose count is its own
+    (default: as many). A float model runs its linear layers on OpenBLAS; a lowbit model only
+    attention's matrix products, and OpenBLAS's pthreads pool spins for a while after each call,
+    taking the core that torch's OpenMP team (lowbit's layers, the other operators) needs next:
+    lowbit's models run with blas_threads=1 (LOWBIT_BLAS_THREADS), one set of threads, torch's."""
     torch.set_num_threads(threads)
     if _OPENBLAS is not None:
-        _OPENBLAS.openblas_set_num_threads(threads)
+        _OPENBLAS.openblas_set_num_threads(threads if blas_threads is None else blas_threads)
+
+
+LOWBIT_BLAS_THREADS = 1
 
 
 class RMSNorm(torch.nn.Module):

@@ -6,8 +6,8 @@ KV cache; embedding and tied LM head; random weights, examples/llama.py) generat
 128-token prompt in one forward pass, then 64 tokens (the prompt's pass gives the first, one
 decode step each the others). The lowbit copy comes from `lowbit.torch.quantize_` (4-bit weights
 in groups of 32, int8 activations, every nn.Linear including the head; the embedding stays
-float). float and lowbit run at 1 and at all threads (torch.set_num_threads, and OpenBLAS's
-threads for float), lowbit also with a pause between tokens (an application doing something
+float). float and lowbit run at 1 and at all threads (torch.set_num_threads; OpenBLAS's
+threads too for float, one for lowbit: examples/llama.py set_threads), lowbit also with a pause between tokens (an application doing something
 else: its workers go to sleep); whole generations of each, interleaved rep by rep. It prints
 prompt tokens/s, generated tokens/s, peak resident memory (each model alone, in a child
 process) and how well lowbit's greedy tokens agree with float's; and, interleaved with them, the
@@ -36,7 +36,7 @@ import torch
 import lowbit.torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import MODELS, Llama, set_threads  # noqa: E402
+from llama import LOWBIT_BLAS_THREADS, MODELS, Llama, set_threads  # noqa: E402
 
 
 def parse_args():
@@ -156,7 +156,7 @@ def memory_child(args):
     """--memory-of: build one model, then the peak RSS of a generation from that point on
     (/proc/self/clear_refs 5 resets the high-water mark; the float weights lowbit was quantized
     from are freed and trimmed first)."""
-    set_threads(args.threads)
+    set_threads(args.threads, None if args.memory_of == "float" else LOWBIT_BLAS_THREADS)
     with torch.inference_mode():
         model = make_float(MODELS[args.model], args.seed)
         if args.memory_of == "lowbit":
@@ -207,7 +207,7 @@ def main(args):
                 probes.append(memory_probe(cli, args.bits, threads))
             for c in contenders:
                 kind, t, pause = c
-                set_threads(t)
+                set_threads(t, None if kind == "float" else LOWBIT_BLAS_THREADS)
                 # A pool that spins after its last job (OpenBLAS: ~0.1 s) must not take the cores
                 # of the next contender.
                 time.sleep(0.2)
@@ -218,7 +218,7 @@ def main(args):
                 results[c]["prompt"] += prompt_s
                 results[c]["steps"] += step_s
                 results[c]["tokens"].append(tokens)
-        set_threads(args.threads)
+        set_threads(args.threads, LOWBIT_BLAS_THREADS)
         forced, _, _ = generate(qmodel, prompt, args.generate, forced=results[contenders[0]]["tokens"][0][:-1])
         # torch's own float operators (attention, norms) need not give the same bits at every
         # thread count; lowbit's int8 activations can turn such a difference into another token.

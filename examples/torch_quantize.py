@@ -24,7 +24,7 @@ import lowbit
 import lowbit.torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import MODELS, DecoderBlock, set_threads  # noqa: E402
+from llama import LOWBIT_BLAS_THREADS, MODELS, DecoderBlock, set_threads  # noqa: E402
 
 
 def parse_args():
@@ -39,7 +39,7 @@ def parse_args():
     return ap.parse_args()
 
 
-def timed_medians(contenders, reps, threads):
+def timed_medians(contenders, reps, threads, blas_threads):
     """Median seconds per call of each contender, interleaved (A B A B ...) so they share the
     machine's noise. With several threads each call follows a 150 ms pause and then an untimed
     call of the same contender: OpenBLAS (~0.1 s), torch's OpenMP (~10 ms) and lowbit keep their
@@ -47,12 +47,15 @@ def timed_medians(contenders, reps, threads):
     would take the cores of whoever runs next; after the pause every thread sleeps, and the
     untimed call wakes the contender's own (on the 2-vCPU VM a sleeping thread can take
     milliseconds to wake), so the timed call costs what a call costs in a running model, where
-    calls follow each other."""
-    for fn in contenders.values():
+    calls follow each other. blas_threads[name]: OpenBLAS's threads for that contender (set
+    before its calls, untimed)."""
+    for name, fn in contenders.items():
+        set_threads(threads, blas_threads.get(name))
         fn()  # warm-up: plans, caches, first-touch of buffers
     times = {name: [] for name in contenders}
     for _ in range(reps):
         for name, fn in contenders.items():
+            set_threads(threads, blas_threads.get(name))
             if threads > 1:
                 time.sleep(0.15)
                 fn()
@@ -70,6 +73,7 @@ def main(args):
     hidden, inter, heads, kv_heads, head_dim, blocks, _ = MODELS[args.model]
     torch.manual_seed(0)
     set_threads(args.threads)  # torch's and OpenBLAS's (float's F.linear); lowbit's ops follow torch's
+    # (lowbit's contenders run OpenBLAS, their attention's only, on LOWBIT_BLAS_THREADS: llama.py)
     print(f"{args.model}: one decoder block (hidden {hidden}, intermediate {inter}, {heads} heads, "
           f"{kv_heads} KV heads; the model has {blocks}), random weights; torch {torch.__version__}, "
           f"{args.threads} thread(s); lowbit weights {args.bits}-bit, group {args.group}"
@@ -107,7 +111,7 @@ def main(args):
                 "lowbit": lambda: quantized(x),
                 "float linears": lambda: [F.linear(a, m.weight) for a, m in zip(inputs, float_linears)],
                 "lowbit linears": lambda: [m(a) for a, m in zip(inputs, lowbit_linears)],
-            }, args.reps, args.threads)
+            }, args.reps, args.threads, {"lowbit": LOWBIT_BLAS_THREADS, "lowbit linears": LOWBIT_BLAS_THREADS})
             row = f"{tokens:6} {err:10.4f} "
             for a, b in (("float", "lowbit"), ("float linears", "lowbit linears")):
                 row += f"{t[a] * 1e3 / tokens:10.3f} {t[b] * 1e3 / tokens:10.3f} {t[a] / t[b]:8.2f}x  "

@@ -16,7 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import MODELS, set_threads  # noqa: E402
+from llama import LOWBIT_BLAS_THREADS, MODELS, set_threads  # noqa: E402
 from torch_generate import lowbit_copy, make_float  # noqa: E402
 
 import lowbit.torch  # noqa: E402
@@ -32,7 +32,7 @@ def weight_bytes(model):
 def profile_steps(model, vocab, threads, context, steps):
     """(median ms of an unprofiled decode step, ms of lowbit::linear and of everything else per
     profiled step) at `threads` torch threads, after a `context`-token prompt."""
-    set_threads(threads)
+    set_threads(threads, LOWBIT_BLAS_THREADS)
     caches = model.caches(1, context + 3 * steps)
     model(torch.randint(vocab, (1, context)), caches, 0)
     pos = context

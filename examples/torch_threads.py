@@ -18,7 +18,7 @@ import torch
 import lowbit.torch as lt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import MODELS, Llama, set_threads  # noqa: E402
+from llama import LOWBIT_BLAS_THREADS, MODELS, Llama, set_threads  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("mode", choices=("torch", "pool"))
@@ -34,7 +34,7 @@ def q(xs, p):
     return s[min(len(s) - 1, int(p / 100 * len(s)))]
 
 
-set_threads(args.threads)
+set_threads(args.threads, LOWBIT_BLAS_THREADS)
 torch.manual_seed(0)
 with torch.inference_mode():
     cfg = list(MODELS["llama3.2-1b"])
