@@ -7,13 +7,14 @@ KV cache; embedding and tied LM head; random weights, examples/llama.py) generat
 decode step each the others). The lowbit copy comes from `lowbit.torch.quantize_` (4-bit weights
 in groups of 32, int8 activations, every nn.Linear including the head; the embedding stays
 float). float and lowbit run at 1 and at all threads (torch.set_num_threads; OpenBLAS's
-threads too for float, one for lowbit: examples/llama.py set_threads), lowbit also with a pause between tokens (an application doing something
-else: its workers go to sleep); whole generations of each, interleaved rep by rep. It prints
-prompt tokens/s, generated tokens/s, peak resident memory (each model alone, in a child
-process) and how well lowbit's greedy tokens agree with float's; and, interleaved with them, the
-time of lowbit's linear layers alone per decode step at each thread count (how the part of a step
-that reads the weights scales, against the whole step), and (`lowbit bench --widths` in its own
-process, once per rep) how fast this machine's memory reads at 1 and at all threads.
+threads too for float, one for lowbit: examples/llama.py set_threads), lowbit also with a pause
+between tokens (an application doing something else: its workers go to sleep); whole
+generations of each, interleaved rep by rep. It prints prompt tokens/s, generated tokens/s, peak
+resident memory (each model alone, in a child process) and how well lowbit's greedy tokens agree
+with float's; and, interleaved with them, the time of lowbit's linear layers alone per decode
+step at each thread count (how the part of a step that reads the weights scales, against the
+whole step), and (`lowbit bench --widths` in its own process, once per rep) how fast this
+machine's memory reads at 1 and at all threads.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/torch_generate.py [--model llama3.2-1b]
         [--threads T] [--prompt 128] [--generate 64] [--pause-ms 5] [--reps 5]
@@ -107,8 +108,8 @@ def generate(model, prompt, steps, pause_s=0.0, prompt_reps=1, forced=None):
 
 def layer_steps(model, steps):
     """Seconds per decode step of `model`'s lowbit layers alone: every LowbitLinear once per step,
-    in the order a forward calls them, on one row (m = 1), with nothing between them. The step's
-    share that scales with threads as the memory does; the rest of a step is torch's."""
+    in the order a forward calls them, on one row (m = 1), with nothing between them: the part of
+    a step that reads the weights (the rest of a step is torch's operators and Python)."""
     layers = [m for m in model.modules() if isinstance(m, lowbit.torch.LowbitLinear)]
     xs = [torch.randn(1, m.in_features) for m in layers]
     out = []

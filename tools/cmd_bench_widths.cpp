@@ -1,10 +1,10 @@
 // `lowbit bench --widths`: every weight width side by side in one run (issue: every width at
 // the speed of its bytes). Decode from DRAM (m = 1, 14336 x 4096 by default, rotating over
 // copies of the weights totalling well over the last-level cache) against a plain streaming read
-// of the same bytes in the same rotation at the same thread count, and prefill (m = 128, 4096 x 4096), at each thread
-// count; the widths are interleaved rep by rep so they share the machine's noise. With
-// --decode-kernel A,B (and/or --prefill-kernel A,B), each named kernel is a contender with its
-// weights packed in its own layout, all of them interleaved in the same reps.
+// of the same bytes in the same rotation at the same thread count, and prefill (m = 128,
+// 4096 x 4096), at each thread count; the widths are interleaved rep by rep so they share the
+// machine's noise. With --decode-kernel A,B (and/or --prefill-kernel A,B), each named kernel is a
+// contender with its weights packed in its own layout, all of them interleaved in the same reps.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -143,9 +143,9 @@ int bench_widths(const Args& args) {
     const Workload wd = do_decode ? make_workload({n, k, int(b), 32, false, false}, 1, 100 + uint64_t(b)) : Workload{};
     const Workload wp = do_prefill ? make_workload({pn, pk, int(b), 32, false, false}, 1, 200 + uint64_t(b)) : Workload{};
     for (size_t ci = 0; ci < contenders; ++ci) {
-      const std::string& lacking = do_decode && lacks(decode_kernel(ci), b)     ? decode_kernel(ci)
-                                   : do_prefill && lacks(prefill_kernel(ci), b) ? prefill_kernel(ci)
-                                                                                : std::string();
+      std::string lacking;
+      if (do_decode && lacks(decode_kernel(ci), b)) lacking = decode_kernel(ci);
+      else if (do_prefill && lacks(prefill_kernel(ci), b)) lacking = prefill_kernel(ci);
       if (!lacking.empty()) {
         skipped.push_back(concat(lacking, " has no ", b, "-bit weights"));
         continue;
@@ -310,7 +310,7 @@ int bench_widths(const Args& args) {
   if (do_decode && !rows.empty()) {
     std::string line = "plain read of the " + std::to_string(rows[0].bits) + "-bit rotation:";
     for (const Row& r : rows)
-      if (r.bits == rows[0].bits && r.contender == 0)
+      if (r.bits == rows[0].bits && r.contender == rows[0].contender)
         line += concat(" ", r.threads, "T ", fmt(r.read_bytes / r.stream_ns, 1), " GB/s (",
                        fmt(rows[0].stream_ns / r.stream_ns, 2), "x of ", rows[0].threads, "T);");
     line.back() = '\n';
