@@ -120,7 +120,7 @@ TEST(FitKernel, StaysInsideWhatARecordMayHold) {
   e.name = kGemm.name;
   e.identity = "0123456789abcdef";
   e.cost = f.cost;
-  e.fit_error = std::min(f.worst_error, 100.0);
+  e.fit_error = std::min(f.worst_error, kMaxFitError);
   r.kernels.push_back(e);
   const std::string text = record_to_json(r);
   EXPECT_EQ(record_to_json(parse_record(text)), text);
