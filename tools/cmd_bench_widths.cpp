@@ -46,14 +46,18 @@ double record_bytes(const PackedWeights& w) {
 }
 
 // Per rep, every contender once (A B C ... A B C ...); each contender's call `r` may use
-// copy r % copies. Returns the medians.
-std::vector<double> rotate_interleaved(const std::vector<std::function<void(int)>>& fns, int reps) {
+// copy r % copies. First `warm` untimed rounds, so that every copy has been read before it is
+// timed: a model reads each layer every token, and on a VM a page left alone for seconds (here,
+// while the other copies were packed) can read at a fifth of the DRAM rate the first time
+// (docs/x86-kernels.md, "Measuring on a VM"). Returns the medians.
+std::vector<double> rotate_interleaved(const std::vector<std::function<void(int)>>& fns, int reps, int warm = 1) {
   std::vector<std::vector<double>> t(fns.size());
-  for (const auto& f : fns) f(0);
-  for (int r = 0; r < reps; ++r)
+  for (int r = 0; r < warm; ++r)
+    for (const auto& f : fns) f(r);
+  for (int r = warm; r < warm + reps; ++r)
     for (size_t i = 0; i < fns.size(); ++i) {
       const double t0 = now_ns();
-      fns[i](r + 1);
+      fns[i](r);
       t[i].push_back(now_ns() - t0);
     }
   std::vector<double> out;
@@ -179,7 +183,7 @@ int bench_widths(const Args& args) {
         const std::vector<uint64_t>& p = big.plain[size_t(r) % big.plain.size()];
         f(p.data(), p.size());
       }};
-      const double t = rotate_interleaved(one, 7)[0];
+      const double t = rotate_interleaved(one, 7, int(big.plain.size()))[0];
       if (read == nullptr || t < best) read = f, best = t;
     }
   }
@@ -221,7 +225,9 @@ int bench_widths(const Args& args) {
           sink = sink + x.load();
         });
     }
-    const std::vector<double> d = fns.empty() ? std::vector<double>{} : rotate_interleaved(fns, reps);
+    size_t most_copies = 1;
+    for (const WidthCase& c : cases) most_copies = std::max(most_copies, c.copies.size());
+    const std::vector<double> d = fns.empty() ? std::vector<double>{} : rotate_interleaved(fns, reps, int(most_copies));
     std::vector<std::function<void(int)>> pf;
     if (do_prefill)
       for (size_t i = 0; i < prefill_w.size(); ++i)
