@@ -75,6 +75,7 @@ IsaSet supplement_isa() {
     if (bit(l7.ebx, 31)) s.add(Isa::avx512vl);
     if (bit(l7.ecx, 1)) s.add(Isa::avx512vbmi);
     if (bit(l7.ecx, 11)) s.add(Isa::avx512vnni);
+    if (bit(l7.ecx, 14)) s.add(Isa::avx512vpopcntdq);
     if (bit(l7s1.eax, 5)) s.add(Isa::avx512bf16);
   }
   if (tiles && bit(l7.edx, 24) && request_amx_permission()) {

@@ -9,6 +9,7 @@ constexpr const char* kIsaNames[kIsaCount] = {
     "avx512bw",   "avx512vl",   "avx512dq",   "avx512vnni", "avx512vbmi", "avx512bf16",
     "avxvnni",    "gfni",       "amx_tile",   "amx_int8",   "neon",     "dotprod",
     "i8mm",       "bf16",       "fp16",       "sve",        "sve2",     "sme",
+    "avx512vpopcntdq",
 };
 
 // Direct prerequisites of each feature. Some are stricter than the architecture manuals
@@ -39,6 +40,7 @@ constexpr IsaSet kPrereq[kIsaCount] = {
     /* sve        */ {Isa::neon},
     /* sve2       */ {Isa::sve},
     /* sme        */ {Isa::neon},
+    /* avx512vpopcntdq */ {Isa::avx512f},
 };
 
 }  // namespace
@@ -76,7 +78,7 @@ const char* arch_name(Arch a) {
   }
 }
 
-Arch isa_arch(Isa i) { return i < Isa::neon ? Arch::x86_64 : Arch::arm64; }
+Arch isa_arch(Isa i) { return i < Isa::neon || i >= Isa::avx512vpopcntdq ? Arch::x86_64 : Arch::arm64; }
 
 IsaSet isa_features(Arch a) {
   IsaSet s;

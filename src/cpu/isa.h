@@ -50,6 +50,9 @@ enum class Isa : uint8_t {
   sve,
   sve2,
   sme,
+  // Added later. The bit positions above are part of packed headers (a layout's ISA), so a new
+  // feature of either architecture goes here, after all the others (isa_arch knows which).
+  avx512vpopcntdq,
   count_
 };
 

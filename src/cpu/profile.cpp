@@ -113,7 +113,7 @@ constexpr Tier kTiers[] = {
     {"avx512", Arch::x86_64, kX86Avx512},
     {"avx512vnni", Arch::x86_64,
      kX86Avx512 | IsaSet{Isa::avx512vnni, Isa::avxvnni, Isa::avx512vbmi, Isa::avx512bf16,
-                         Isa::gfni}},
+                         Isa::gfni, Isa::avx512vpopcntdq}},
     {"neon", Arch::arm64, {Isa::neon}},
     {"dotprod", Arch::arm64, kArmDotprod},
     {"i8mm", Arch::arm64, kArmI8mm},

@@ -365,10 +365,12 @@ std::string record_mismatch(const TuningRecord& r, const CpuSignature& host) {
                   s.isa.to_string(), " ", s.cores, " cores");
   };
   const CpuSignature& c = r.cpu;
+  // The host may have features the record lacks: a later lowbit detects more of the same CPU
+  // (a kernel needing them has no measured entry and runs on the generic numbers).
   const bool same_kind = c.arch == host.arch && c.id.vendor == host.id.vendor && c.uarch == host.uarch;
   const bool same_cpu = same_kind && c.id.family == host.id.family && c.id.model == host.id.model &&
                         c.id.stepping == host.id.stepping && c.id.midr == host.id.midr &&
-                        c.isa == host.isa && c.cores == host.cores;
+                        host.isa.contains(c.isa) && c.cores == host.cores;
   if (r.scope == "uarch" ? !same_kind : !same_cpu)
     return concat("for another CPU (record: ", cpu(c), "; this: ", cpu(host), ", scope ", r.scope, ")");
   return {};
