@@ -28,13 +28,15 @@ std::string sums_variant(const std::string& gemv) {
   return gemv.substr(0, isa) + "_sums" + gemv.substr(isa);
 }
 
-// What this profile should get: the widest ISA tier it has.
-Want expected(IsaSet isa) {
+// What this profile should get at `bits`: the widest ISA tier it has (with GFNI and VPOPCNTDQ,
+// the GEMV that unpacks by affine transforms up to 6 bits, where the generic numbers favour it).
+Want expected(IsaSet isa, int bits) {
   const IsaSet avx2{Isa::avx2, Isa::fma, Isa::f16c};
   const IsaSet avx512vnni = avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl,
                                           Isa::avx512dq, Isa::avx512vnni};
+  const bool gfni = isa.contains(IsaSet{Isa::gfni, Isa::avx512vpopcntdq}) && bits <= 6;
   if (isa.contains(avx512vnni))
-    return {"x86_avx512_n16k4s64_sums", "qa8_qw_gemv_1x16c4__avx512vnni",
+    return {"x86_avx512_n16k4s64_sums", gfni ? "qa8_qw_gemv_1x16c4__avx512vnnigfni" : "qa8_qw_gemv_1x16c4__avx512vnni",
             "qa8_qw_gemm_8x16c4__avx512vnni", "__avx512vnni"};
   if (isa.contains(avx2 | IsaSet{Isa::avxvnni}))
     return {"x86_avx2_n8k4s32_sums", "qa8_qw_gemv_1x8c4__avxvnni", "qa8_qw_gemm_4x8c4__avxvnni",
@@ -56,7 +58,6 @@ void expect_prefill(const UarchPlan& up, const Want& want, int m, const std::str
 
 void check_profile_with(const CpuProfile& prof, const std::string& what, const Tuning* tuning) {
   const Registry& reg = default_registry();
-  const Want tier = expected(prof.isa);
   const WeightProblem shapes[] = {
       {4096, 4096, 4, 32, false, false},  {14336, 4096, 4, 128, false, false},
       {4096, 14336, 2, 32, true, false},  {6144, 4096, 8, 64, false, true},
@@ -65,14 +66,20 @@ void check_profile_with(const CpuProfile& prof, const std::string& what, const T
   for (const WeightProblem& p : shapes) {
     const std::string ctx = what + " (" + prof.isa.to_string() + ") n=" + std::to_string(p.n) +
                             " k=" + std::to_string(p.k) + " bits=" + std::to_string(p.bits);
+    const Want tier = expected(prof.isa, p.bits);
     const LayoutDecision d = select_layout(reg, prof, p, tuning);
     ASSERT_NE(d.winner, nullptr) << ctx;
-    // At 1-3 bits on the AVX2 tier the table-lookup family competes (docs/lut-kernels.md):
-    // the layout may be its, and then so must every kernel be.
-    const Want lut{"x86_avx2_lut_n32k4s32", "qa8_qw_lut_gemv_1x32__avx2", "qa8_qw_lut_gemm_4x32__avx2", "__avx2"};
-    const Want& want = p.bits <= 3 && std::string(tier.tier) == "__avx2" && std::string(d.winner->name) == lut.layout
-                           ? lut
-                           : tier;
+    // At 1-3 bits on the AVX2 tier the table-lookup families compete (docs/lut-kernels.md;
+    // the 512-bit one where AVX-512 F/BW are there without VNNI): the layout may be theirs,
+    // and then so must every kernel be.
+    const Want luts[] = {
+        {"x86_avx2_lut_n32k4s32", "qa8_qw_lut_gemv_1x32__avx2", "qa8_qw_lut_gemm_4x32__avx2", "__avx2"},
+        {"x86_avx512_lut_n64k4s64", "qa8_qw_lut_gemv_1x64__avx512", "qa8_qw_lut_gemm_4x64__avx512", "__avx512"}};
+    const Want* want_ptr = &tier;
+    for (const Want& lut : luts)
+      if (p.bits <= 3 && std::string(tier.tier) == "__avx2" && std::string(d.winner->name) == lut.layout)
+        want_ptr = &lut;
+    const Want& want = *want_ptr;
     EXPECT_STREQ(d.winner->name, want.layout) << ctx;
     PackedHeader h;
     h.layout = d.winner;
@@ -129,13 +136,16 @@ TEST(X86Selection, SyntheticMachines) {
   check_profile(parse_profile_spec("x86_64:avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,"
                                    "avx512vnni;cores=8xicelake"),
                 "icelake");
+  check_profile(parse_profile_spec("x86_64:avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,"
+                                   "avx512vnni,gfni,avx512vpopcntdq;cores=2xzen4"),
+                "zen4");
 }
 
 // Prefill sizes run GEMM tiles on their whole blocks; a tail of a few rows goes to a smaller
 // tile of the same ISA, never to the scalar kernel.
 TEST(X86Selection, PrefillRowsStayOnGemmTiles) {
   const CpuProfile& prof = host_profile();
-  const Want want = expected(prof.isa);
+  const Want want = expected(prof.isa, 4);
   if (std::string(want.layout) == "portable_n1k1s1") GTEST_SKIP() << "no x86 SIMD on this profile";
   PackedHeader h;
   h.layout = find_layout(want.layout);

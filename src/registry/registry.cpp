@@ -139,6 +139,7 @@ constexpr IsaSet kX86Avx2{Isa::avx2, Isa::fma, Isa::f16c};
 constexpr IsaSet kX86AvxVnni = kX86Avx2 | IsaSet{Isa::avxvnni};
 constexpr IsaSet kX86Avx512 = kX86Avx2 | IsaSet{Isa::avx512f, Isa::avx512bw, Isa::avx512vl, Isa::avx512dq};
 constexpr IsaSet kX86Avx512Vnni = kX86Avx512 | IsaSet{Isa::avx512vnni};
+constexpr IsaSet kX86Avx512VnniGfni = kX86Avx512Vnni | IsaSet{Isa::gfni, Isa::avx512vpopcntdq};
 // The x86 decode GEMVs' software-prefetch distance unless a tuning record measured another:
 // the fastest from DRAM on Zen 3 and Zen 5 (docs/x86-kernels.md, "Decode from DRAM").
 constexpr uint32_t kDecodePrefetch = 2048;
@@ -202,6 +203,14 @@ std::vector<KernelDesc> builtin_kernels() {
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx2)),
       K::named("qa8_qw_gemv_1x16c4__avx512vnni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnni))
           .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512Vnni).tile(1, 4)
+          .widths(kAllBits).supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
+          .prefetches_ahead(kDecodePrefetch)
+          .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),
+      // The same GEMV with GFNI's affine unpacking and its 1-bit column sums by VPOPCNTDQ: Ice
+      // Lake / Zen 4 and later (Cascade Lake keeps the one above). The GEMM gains nothing from
+      // it (measured 1-4 % slower on Zen 5: its dot products bound it, docs/x86-kernels.md).
+      K::named("qa8_qw_gemv_1x16c4__avx512vnnigfni", LOWBIT_X86(qa8_qw_gemv_1x16c4__avx512vnnigfni))
+          .reads(lid::x86_avx512_n16k4s64_sums).requires_isa(kX86Avx512VnniGfni).tile(1, 4)
           .widths(kAllBits).supports(kAll).code_for_rows(kEveryRowCount).streams_records_only()
           .prefetches_ahead(kDecodePrefetch)
           .quantizer(LOWBIT_X86(f32_qa8_quantize_row__avx512vnni)),

@@ -9,6 +9,7 @@
 
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
+#include <simde/x86/gfni.h>
 #include <cmath>
 #include <cstring>
 #define _mm256_dpbusd_avx_epi32 _mm256_dpbusd_epi32

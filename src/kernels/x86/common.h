@@ -219,10 +219,30 @@ LOWBIT_X86_INLINE void block_planes(const PackedGeometry& g, const uint8_t* rec,
   });
 }
 
-// The u value of k-block s of a step from the step's loads `raw` (S's planes, S::first_load).
+// The bit matrix of vgf2p8affineqb (T::affine) that moves field t of a byte's w-bit fields to
+// bits [sh, sh + w) and clears the others: output bit j is input bit t·w + j - sh (the
+// instruction takes output bit j's row from the matrix's byte 7 - j).
+constexpr uint64_t field_matrix(int w, int t, int sh) {
+  uint64_t a = 0;
+  for (int j = sh; j < sh + w; ++j) a |= uint64_t{1} << (t * w + j - sh) << (8 * (7 - j));
+  return a;
+}
+
+// The u value of k-block s of a step from the step's loads `raw` (S's planes, S::first_load):
+// per plane one affine transform (T::kAffineUnpack), or a shift and an and, merged with or.
 template <class T, class S, int K>
 LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
   using V = typename T::V;
+  if constexpr (T::kAffineUnpack && S::width(0) != 8) {
+    V f[S::kCount];
+    static_for<S::kCount>([&](auto i) LOWBIT_X86_LAMBDA {
+      constexpr int w = S::width(i), per = 8 / w;
+      f[i] = T::template affine<field_matrix(w, K % per, S::shift(i))>(raw[S::first_load(i) + K / per]);
+    });
+    if constexpr (S::kCount == 1) return f[0];
+    else if constexpr (S::kCount == 2) return T::or_(f[0], f[1]);
+    else return T::or3(f[0], f[1], f[2]);
+  }
   V u = raw[0];
   static_for<S::kCount>([&](auto i) LOWBIT_X86_LAMBDA {
     constexpr int w = S::width(i), per = 8 / w, t = K % per, d = t * w - S::shift(i);
@@ -244,7 +264,10 @@ LOWBIT_X86_INLINE typename T::V unpack_kblock(const typename T::V* raw) {
 // bytes ahead (read at every prefetch, below). SUM (one row): also adds -zx·Su,
 // from column sums of the unpacked vectors flushed by pair products with nzx (-zx in every
 // int16 lane): uint8 sums, flushed before 255/umax vectors; at 8 bits (a flush every k-block)
-// int16 pair sums (one vpmaddubsw with ones more per vector), flushed once per call. CHAINS > 1
+// int16 pair sums (one vpmaddubsw with ones more per vector), flushed once per call; at 1 bit
+// with T::kPopcountSums, each load's 32-bit lane popcounts (a lane of a 1-bit load holds its
+// column's 32 k), added in int32 lanes and flushed once per call like the int16 pair sums
+// (each lane < 2^15, so as a pair its high half is zero). CHAINS > 1
 // splits each accumulator's dots into that many independent
 // chains (by k-block within a step), added up at the end: for kernels whose few accumulators
 // would otherwise wait on the dot latency (T::add32 then needed).
@@ -258,21 +281,23 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
   // Column sums in int16 pairs where uint8 ones would flush after every k-block (8 bits; at 7
   // bits, every second, the extra vpmaddubsw per vector is not repaid: llvm-mca, alderlake);
   // a call's k-blocks then add at most 2·255·kMaxSumBlock/kKr to a lane.
-  constexpr bool kSum16 = SUM && S::kUmax > 127;
+  constexpr bool kPop = SUM && T::kPopcountSums && S::kCount == 1 && S::width(0) == 1;
+  constexpr bool kSum16 = SUM && !kPop && S::kUmax > 127;
+  constexpr bool kWhole = kSum16 || kPop;  // column sums flushed once per call
   static_assert(2 * 255 * (kMaxSumBlock / kKr) <= 32767, "int16 column sums of one call stay exact");
   // k-blocks whose partial sums stay exact: T's int16 partials (AVX2), the uint8 column sums.
-  constexpr int kRaw = SUM && !kSum16 ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
+  constexpr int kRaw = SUM && !kWhole ? min_i(T::run_kbs(S::kUmax), 255 / S::kUmax) : T::run_kbs(S::kUmax);
   // A run is whole steps, or (7 and 6 bits) a power-of-two part of one step.
   constexpr int kRun = kRaw >= kPer ? kRaw / kPer * kPer : pow2_floor(kRaw);
   constexpr int kOuter = max_i(kRun, kPer);
   constexpr int kLinesEvery = 64 / T::kBytes;  // loads per cache line
   constexpr int kCh = min_i(CHAINS, kPer);
   typename T::Part part[kCh][ROWS][NP];
-  V su[NP];  // column sums of u (SUM): uint8, or int16 pairs (kSum16)
-  if constexpr (kSum16) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { su[p] = T::zero(); });
+  V su[NP];  // column sums of u (SUM): uint8, int16 pairs (kSum16) or int32 (kPop)
+  if constexpr (kWhole) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { su[p] = T::zero(); });
   auto begin_run = [&]() LOWBIT_X86_LAMBDA {
     static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
-      if constexpr (!kSum16) su[p] = T::zero();
+      if constexpr (!kWhole) su[p] = T::zero();
       static_for<ROWS>([&](auto r) LOWBIT_X86_LAMBDA {
         static_for<kCh>([&](auto c) LOWBIT_X86_LAMBDA { part[c][r][p] = T::part_begin(c == 0 ? acc[r][p] : T::zero()); });
       });
@@ -287,7 +312,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
             acc[r][p] = T::add32(acc[r][p], T::template part_end<S::kUmax>(T::zero(), part[c + 1][r][p]));
           });
       });
-      if constexpr (SUM && !kSum16) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(su[p]), nzx);
+      if constexpr (SUM && !kWhole) acc[0][p] = T::pair_dot(acc[0][p], T::sum_pairs(su[p]), nzx);
     });
   };
   auto run = [&](int kb0, int kb) LOWBIT_X86_LAMBDA {
@@ -303,6 +328,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
             const int load = step * S::loads(i) + s / per;
             const uint8_t* at = src[p][i] + size_t(load) * T::kBytes;
             raw[p][S::first_load(i) + s / per] = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
+            if constexpr (kPop) su[p] = T::add32(su[p], T::popcount32(raw[p][0]));
             if (PF != 0 && load % kLinesEvery == 0) {
               // A run-time distance is read where it is used, from the caller's stack: held
               // in a register across the loop, it cost the 3- and 7-bit GEMVs (12 stream
@@ -318,7 +344,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
       static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA {
         const V u = unpack_kblock<T, S, s>(raw[p]);
         if constexpr (kSum16) su[p] = T::add16(su[p], T::sum_pairs(u));
-        else if constexpr (SUM) su[p] = T::add8(su[p], u);
+        else if constexpr (SUM && !kPop) su[p] = T::add8(su[p], u);
         w[p] = T::template prep<S::kUmax>(u);
       });
       const int8_t* x = qx + size_t(kb0 + kb + s) * MR * kKr;
@@ -354,7 +380,7 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
       end_run();
     }
   }
-  if constexpr (kSum16) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { acc[0][p] = T::pair_dot(acc[0][p], su[p], nzx); });
+  if constexpr (kWhole) static_for<NP>([&](auto p) LOWBIT_X86_LAMBDA { acc[0][p] = T::pair_dot(acc[0][p], su[p], nzx); });
 }
 
 // The f32 sums of ROWS x NP accumulators across groups: in registers, or (MEM) in `buf`, an L1

@@ -26,6 +26,8 @@ void qa8_qw_gemm_4x8c4__avxvnni(const GemmShape& shape, const UKernelArgs& args)
 // AVX-512 VNNI (512-bit vpdpbusd / vpdpwssd), layout x86_avx512_n16k4s64_sums.
 void qa8_qw_gemv_1x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_gemm_8x16c4__avx512vnni(const GemmShape& shape, const UKernelArgs& args);
+// The GEMV with GFNI affine unpacking and, at 1 bit, VPOPCNTDQ column sums (same layout).
+void qa8_qw_gemv_1x16c4__avx512vnnigfni(const GemmShape& shape, const UKernelArgs& args);
 // AVX-512 F/BW table lookup (vpshufb on zmm), layout x86_avx512_lut_n64k4s64 (kernels/x86/lut.h).
 void qa8_qw_lut_gemv_1x64__avx512(const GemmShape& shape, const UKernelArgs& args);
 void qa8_qw_lut_gemm_4x64__avx512(const GemmShape& shape, const UKernelArgs& args);

@@ -18,6 +18,8 @@ struct Avx256Common {
   using V = __m256i;
   using F = __m256;
   static constexpr int kNr = 8, kBytes = 32;
+  // Fields by shift and and; column sums by byte adds (common.h: unpack_kblock, block_dot).
+  static constexpr bool kAffineUnpack = false, kPopcountSums = false;
   // Panels a GEMV runs at once for a stream format of `loads` vectors per step: with 16
   // registers, four panels of a multi-plane width spill (accumulators, partials, column sums
   // and the planes of every panel).

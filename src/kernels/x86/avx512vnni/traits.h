@@ -23,6 +23,8 @@ struct Avx512Vnni {
     V u;
   };
   static constexpr int kNr = 16, kBytes = 64;
+  // Fields by shift and and; column sums by byte adds (avx512vnnigfni/traits.h has the others).
+  static constexpr bool kAffineUnpack = false, kPopcountSums = false;
   static constexpr int gemv_panels(int) { return 4; }  // 32 registers: four panels always fit
   static constexpr int gemm_panels(int, int) { return 1 << 10; }  // the kernels' own choice
   // GCC 12's unmasked forms trip -Wmaybe-uninitialized (_mm512_undefined_*): use maskz.
