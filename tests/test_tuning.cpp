@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -271,6 +272,14 @@ TEST(TuningRecord, AnotherCpuVersionOrFormatIsIgnored) {
   r = host_record();
   r.cpu.isa = r.cpu.isa | IsaSet{Isa::avx512vnni, Isa::i8mm};
   expect_ignored(record_to_json(r), "another ISA set");
+  // Fewer features than the host: what an earlier lowbit detected on this CPU.
+  r = host_record();
+  for (int i = 0; i < kIsaCount; ++i)
+    if (r.cpu.isa.has(Isa(i))) {
+      r.cpu.isa.remove(Isa(i));
+      break;
+    }
+  EXPECT_EQ(record_mismatch(r, host_signature()), "");
   r = host_record();
   r.lowbit_version = "9.9.0";
   expect_ignored(record_to_json(r), "another lowbit version");
@@ -316,6 +325,29 @@ TEST(TuningRecord, AbsurdValuesAreIgnored) {
     }
     expect_ignored(text, what);
   }
+}
+
+// A record made before a kernel was added keeps its overrides where the new kernel cannot run
+// (another registry fingerprint, every kernel the CPU runs measured as it is), not where it can.
+TEST(TuningRecord, OverridesOutliveAKernelAddedForAnotherIsa) {
+  TuningRecord r = host_record();
+  r.registry = "fedcba9876543210";
+  const Registry& reg = default_registry();
+  const KernelDesc* foreign = nullptr;  // a kernel the host cannot run, left unmeasured
+  for (const KernelDesc& kd : reg.kernels())
+    if (!host_profile().isa.contains(kd.requires)) foreign = &kd;
+  ASSERT_NE(foreign, nullptr);
+  r.kernels.erase(std::find_if(r.kernels.begin(), r.kernels.end(),
+                               [&](const KernelEntry& e) { return e.name == foreign->name; }));
+  PackedHeader h;
+  h.layout = &portable_layout();
+  h.problem = {64, 128, 4, 32, false, false};
+  const Tuning kept(std::make_shared<TuningRecord>(r), "test");
+  EXPECT_NE(kept.find_override(reg, host_profile(), h, 5, 1), nullptr);
+  ASSERT_TRUE(host_profile().isa.contains(reg.kernels().front().requires));
+  r.kernels.erase(r.kernels.begin());  // a kernel the host runs, unmeasured
+  const Tuning dropped(std::make_shared<TuningRecord>(r), "test");
+  EXPECT_EQ(dropped.find_override(reg, host_profile(), h, 5, 1), nullptr);
 }
 
 TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
