@@ -155,9 +155,11 @@ MachineNumbers Tuning::machine(const CpuProfile& prof) const {
   return m;
 }
 
-// Overrides rank the kernels the record measured: they hold while every kernel `prof` can run
-// is one of them, unchanged, so a kernel added for an ISA the record's CPU lacks leaves them.
-bool Tuning::measured_every_candidate(const Registry& reg, const CpuProfile& prof) const {
+// Overrides rank the kernels the record measured: they hold in the registry they were measured
+// with, or while every kernel `prof` can run is one of them, unchanged (a kernel added for an
+// ISA the record's CPU lacks leaves them).
+bool Tuning::overrides_current(const Registry& reg, const CpuProfile& prof) const {
+  if (record_->registry == reg.fingerprint()) return true;
   for (const KernelDesc& kd : reg.kernels()) {
     if (!prof.isa.contains(kd.requires)) continue;
     const auto e = std::find_if(record_->kernels.begin(), record_->kernels.end(),
@@ -170,7 +172,7 @@ bool Tuning::measured_every_candidate(const Registry& reg, const CpuProfile& pro
 const PlanOverride* Tuning::find_override(const Registry& reg, const CpuProfile& prof, const PackedHeader& h,
                                           int m, int threads) const {
   if (!applies_to(prof) || record_->overrides.empty()) return nullptr;
-  if (record_->registry != reg.fingerprint() && !measured_every_candidate(reg, prof)) {
+  if (!overrides_current(reg, prof)) {
     log_once(concat(origin_, ": plan overrides not used: measured with kernel registry ", record_->registry,
                     ", this one is ", reg.fingerprint(), ", and not on every kernel this CPU runs"));
     return nullptr;
@@ -212,11 +214,9 @@ std::shared_ptr<const Tuning> tuning_from_text(std::string_view text, const std:
     else if (reg.identity(*kd) != e.identity)
       tuning_log(concat(origin, ": ", e.name, " changed since it was measured (entry not used)"));
   }
-  const size_t overrides = r->overrides.size();
-  const bool same_registry = r->registry == reg.fingerprint();
   auto t = std::make_shared<Tuning>(std::move(r), origin);
-  if (overrides > 0 && !same_registry && !t->measured_every_candidate(reg, host_profile()))
-    tuning_log(concat(origin, ": ", overrides,
+  if (!t->record()->overrides.empty() && !t->overrides_current(reg, host_profile()))
+    tuning_log(concat(origin, ": ", t->record()->overrides.size(),
                       " plan overrides not used (measured with another kernel registry, without every kernel this CPU runs)"));
   return t;
 }

@@ -75,12 +75,13 @@ class Tuning {
   MachineNumbers machine(const CpuProfile& prof) const;
 
   // The record's plan override for these weights, m and threads: only when the record applies
-  // and its registry fingerprint is `reg`'s or it measured every kernel `prof` can run, as they
-  // are (overrides were measured against a candidate set).
+  // and its overrides are current for `prof` (below).
   const PlanOverride* find_override(const Registry& reg, const CpuProfile& prof, const PackedHeader& h,
                                     int m, int threads) const;
 
-  bool measured_every_candidate(const Registry& reg, const CpuProfile& prof) const;
+  // Overrides were measured against a candidate set: current when the registry fingerprint is
+  // `reg`'s, or the record measured every kernel `prof` can run as it is now.
+  bool overrides_current(const Registry& reg, const CpuProfile& prof) const;
 
   // Logs (once per Tuning and message) under LOWBIT_LOG=tuning|select.
   void log_once(const std::string& line) const;

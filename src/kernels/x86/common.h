@@ -327,8 +327,9 @@ LOWBIT_X86_INLINE void block_dot(const uint8_t* const (&src)[NP][S::kCount], con
           if constexpr (s % per == 0) {
             const int load = step * S::loads(i) + s / per;
             const uint8_t* at = src[p][i] + size_t(load) * T::kBytes;
-            raw[p][S::first_load(i) + s / per] = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
-            if constexpr (kPop) su[p] = T::add32(su[p], T::popcount32(raw[p][0]));
+            V& v = raw[p][S::first_load(i) + s / per];
+            v = S::width(i) == 8 ? T::load(at) : T::load_packed(at);
+            if constexpr (kPop) su[p] = T::add32(su[p], T::popcount32(v));
             if (PF != 0 && load % kLinesEvery == 0) {
               // A run-time distance is read where it is used, from the caller's stack: held
               // in a register across the loop, it cost the 3- and 7-bit GEMVs (12 stream
