@@ -250,10 +250,10 @@ def main(args):
     layers_ms = {t: statistics.median(results[("layers", t, 0.0)]["steps"]) * 1e3 for t in threads}
     step_ms = {t: 1e3 / rate[("lowbit", t, 0.0)][1] for t in threads}
     print("lowbit's linear layers alone, ms per decode step: " +
-          ", ".join(f"{layers_ms[t]:.1f} at {t} thread(s)" for t in threads) +
+          ", ".join(f"{layers_ms[t]:.3f} at {t} thread(s)" for t in threads) +
           (f" ({layers_ms[1] / layers_ms[args.threads]:.2f}x)" if args.threads > 1 else "") +
           "; the rest of a step (step - layers): " +
-          ", ".join(f"{step_ms[t] - layers_ms[t]:.1f}" for t in threads))
+          ", ".join(f"{step_ms[t] - layers_ms[t]:.3f}" for t in threads))
     if probes:
         med = {t: [statistics.median(p[t][i] for p in probes) for i in (0, 1)] for t in threads}
         hi = args.threads
