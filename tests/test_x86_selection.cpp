@@ -47,13 +47,16 @@ Want expected(IsaSet isa, int bits) {
 }
 
 // m rows on GEMM tiles of the expected tier: the first segment (mr >= 4) covers all full
-// blocks, a tail of a few rows may go to a smaller tile of the same tier.
+// blocks; a tail of a few rows may go to a smaller tile or GEMV that needs at least the first
+// segment's ISA (with GFNI, a 1-row tail may take the GFNI GEMV), never to a lower tier.
 void expect_prefill(const UarchPlan& up, const Want& want, int m, const std::string& ctx) {
   ASSERT_GE(up.num_segments, 1) << ctx;
-  EXPECT_GE(up.seg[0].kernel->mr, 4) << ctx << " " << up.seg[0].kernel->name;
-  EXPECT_GE(up.seg[0].rows, m / up.seg[0].kernel->mr * up.seg[0].kernel->mr) << ctx;
-  for (int i = 0; i < up.num_segments; ++i)
-    EXPECT_TRUE(test::ends_with(up.seg[i].kernel->name, want.tier)) << ctx << " " << up.seg[i].kernel->name;
+  const KernelDesc& blocks = *up.seg[0].kernel;
+  EXPECT_GE(blocks.mr, 4) << ctx << " " << blocks.name;
+  EXPECT_GE(up.seg[0].rows, m / blocks.mr * blocks.mr) << ctx;
+  EXPECT_TRUE(test::ends_with(blocks.name, want.tier)) << ctx << " " << blocks.name;
+  for (int i = 1; i < up.num_segments; ++i)
+    EXPECT_TRUE(up.seg[i].kernel->requires.contains(blocks.requires)) << ctx << " " << up.seg[i].kernel->name;
 }
 
 void check_profile_with(const CpuProfile& prof, const std::string& what, const Tuning* tuning) {
