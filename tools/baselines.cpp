@@ -136,10 +136,30 @@ uint64_t read_four_streams(const uint64_t* p, size_t n) {
   return a ^ b ^ c ^ d;
 }
 
+// The four streams with a software prefetch 1 KiB ahead in each: an Intel Xeon core (Sapphire
+// Rapids class) reads DRAM ~15% faster so, and the GEMVs prefetch too; without it "of stream"
+// compared them with a slower read and came out above 1.
+uint64_t read_four_streams_prefetched(const uint64_t* p, size_t n) {
+  constexpr size_t kAhead = 1024 / sizeof(uint64_t), kLine = 64 / sizeof(uint64_t);
+  const size_t q = n / 4 / kLine * kLine;
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i < q; i += kLine) {
+    for (size_t s = 0; s < 4; ++s) __builtin_prefetch(p + s * q + i + kAhead);
+    for (size_t j = i; j < i + kLine; ++j) {
+      a ^= p[j];
+      b ^= p[q + j];
+      c ^= p[2 * q + j];
+      d ^= p[3 * q + j];
+    }
+  }
+  return a ^ b ^ c ^ d;
+}
+
 }  // namespace
 
 const std::vector<ReadLoop>& read_loops() {
-  static const std::vector<ReadLoop> loops = {read_one_chain, read_four_chains, read_four_streams};
+  static const std::vector<ReadLoop> loops = {read_one_chain, read_four_chains, read_four_streams,
+                                              read_four_streams_prefetched};
   return loops;
 }
 

@@ -40,8 +40,8 @@ class OneDnnMatmul {
 };
 
 // Plain read loops over n 64-bit words (their xor, so nothing is optimised away): one
-// accumulator chain, four chains, four streams a quarter apart. Their DRAM bandwidth differs
-// by up to 2x on these machines (MEASURING.md).
+// accumulator chain, four chains, four streams a quarter apart (also with a software prefetch
+// ahead). Their DRAM bandwidth differs by up to 2x on these machines (MEASURING.md).
 using ReadLoop = uint64_t (*)(const uint64_t* p, size_t n);
 const std::vector<ReadLoop>& read_loops();
 
