@@ -350,6 +350,40 @@ TEST(TuningRecord, OverridesOutliveAKernelAddedForAnotherIsa) {
   EXPECT_EQ(dropped.find_override(reg, host_profile(), h, 5, 1), nullptr);
 }
 
+// A record made before a variant of a measured kernel was added (same layout and mr; here the
+// GFNI GEMV, registered after the plain one): the variant costs what its measured sibling does,
+// on the record's scale, not the generic one, and since that never wins over the sibling
+// registered before it, the overrides stay.
+TEST(TuningRecord, AnUnmeasuredVariantTakesItsMeasuredSiblingsCost) {
+  TuningRecord r = host_record();
+  r.registry = "fedcba9876543210";
+  const Registry& reg = default_registry();
+  const KernelDesc& variant = *reg.kernel("qa8_qw_gemv_1x16c4__avx512vnnigfni");
+  auto drop = [&](const char* name) {
+    r.kernels.erase(std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelEntry& e) { return e.name == name; }));
+  };
+  drop(variant.name);
+  const Tuning t(std::make_shared<TuningRecord>(r), "test");
+  const Tuning::KernelCostFrom c = t.kernel_cost(reg, variant, host_profile());
+  EXPECT_NE(c.source.find("derived from qa8_qw_gemv_1x16c4__avx512vnni (test;"), std::string::npos) << c.source;
+  const KernelEntry& sibling = *std::find_if(r.kernels.begin(), r.kernels.end(), [](const KernelEntry& e) {
+    return e.name == std::string("qa8_qw_gemv_1x16c4__avx512vnni");
+  });
+  EXPECT_EQ(c.cost.dot[3], sibling.cost.dot[3]);
+  EXPECT_NE(c.cost.dot[3], find_cost(generic_costs(), variant.name)->dot[3]);
+  EXPECT_NE(c.bandwidth, nullptr);
+  PackedHeader h;
+  h.layout = &portable_layout();
+  h.problem = {64, 128, 4, 32, false, false};
+  EXPECT_NE(t.find_override(reg, host_profile(), h, 5, 1), nullptr);
+  // Without its sibling measured, it is a kernel the record lacks: generic numbers, no overrides
+  // (where the host runs it).
+  drop("qa8_qw_gemv_1x16c4__avx512vnni");
+  const Tuning none(std::make_shared<TuningRecord>(r), "test");
+  EXPECT_EQ(none.kernel_cost(reg, variant, host_profile()).source, "generic");
+  if (host_profile().isa.contains(variant.requires)) EXPECT_EQ(none.find_override(reg, host_profile(), h, 5, 1), nullptr);
+}
+
 TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
   TuningRecord r = host_record();
   const KernelDesc& first = default_registry().kernels().front();

@@ -55,10 +55,23 @@ const Tuning::KernelCostFrom* Tuning::own_cost(const Registry& reg, const Kernel
       *scratch = {e.cost, origin_, e.bandwidth.empty() ? nullptr : &e.bandwidth};
       return scratch;
     }
+    // Measured on this CPU, but not this kernel: a measured variant of it is the better guess
+    // (kernel_cost); the generic numbers are on another scale (they once let an unmeasured
+    // kernel beat every measured one).
+    if (measured_variant(reg, kd) != nullptr) return nullptr;
   }
   if (const KernelCost* c = find_cost(*table_, kd.name)) {
     *scratch = {*c, "generic", nullptr};
     return scratch;
+  }
+  return nullptr;
+}
+
+const KernelDesc* Tuning::measured_variant(const Registry& reg, const KernelDesc& kd) const {
+  for (const KernelDesc& o : reg.kernels()) {
+    if (&o == &kd || o.layout_id != kd.layout_id || o.mr != kd.mr) continue;
+    for (const KernelEntry& e : record_->kernels)
+      if (e.name == o.name && e.identity == reg.identity(o)) return &o;
   }
   return nullptr;
 }
@@ -101,7 +114,7 @@ Tuning::KernelCostFrom Tuning::kernel_cost(const Registry& reg, const KernelDesc
   KernelCostFrom out;
   if (best != nullptr) {
     out = {best_cost.cost, concat("derived from ", best->name, " (", best_cost.source, "; ", kd.name,
-                                  " has no cost entry)"), nullptr};
+                                  " has no cost entry)"), best_cost.bandwidth};
   } else {
     // Nothing alike, not even a lower tier: as slow as the scalar kernel, so a calibrated kernel
     // wins when there is one.
@@ -164,7 +177,13 @@ bool Tuning::overrides_current(const Registry& reg, const CpuProfile& prof) cons
     if (!prof.isa.contains(kd.requires)) continue;
     const auto e = std::find_if(record_->kernels.begin(), record_->kernels.end(),
                                 [&](const KernelEntry& k) { return k.name == kd.name; });
-    if (e == record_->kernels.end() || e->identity != reg.identity(kd)) return false;
+    if (e != record_->kernels.end() && e->identity == reg.identity(kd)) continue;
+    // Unmeasured, it costs what its measured variant does and never wins over it (registered
+    // after it, equal estimates keep the first): the overrides' candidate set is unchanged.
+    if (e == record_->kernels.end() && measured_variant(reg, kd) != nullptr &&
+        measured_variant(reg, kd) < &kd)
+      continue;
+    return false;
   }
   return true;
 }

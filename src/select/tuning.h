@@ -57,9 +57,10 @@ class Tuning {
     const BandwidthTable* bandwidth = nullptr;  // as this kernel reads, when measured
   };
   // The cost of `kd` (a kernel of `reg`) on `prof`: the record's entry when it applies and the
-  // kernel's identity is unchanged, else the table's; a kernel in neither takes a sibling's
-  // (same layout and mr, else the same layout's nearest mr, else the same ISA's, else the
-  // nearest lower ISA tier's) or, failing all, a conservative default — never an error.
+  // kernel's identity is unchanged; one the applying record lacks takes a measured variant's
+  // (same layout and mr) when it has one; else the table's; a kernel in neither takes a
+  // sibling's (same layout and mr, else the same layout's nearest mr, else the same ISA's, else
+  // the nearest lower ISA tier's) or, failing all, a conservative default — never an error.
   // Logged once per kernel.
   KernelCostFrom kernel_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof) const;
 
@@ -89,6 +90,8 @@ class Tuning {
  private:
   const KernelCostFrom* own_cost(const Registry& reg, const KernelDesc& kd, const CpuProfile& prof,
                                  KernelCostFrom* scratch) const;
+  // A kernel of kd's layout and mr that the record measured (its identity current), or nullptr.
+  const KernelDesc* measured_variant(const Registry& reg, const KernelDesc& kd) const;
 
   std::shared_ptr<const TuningRecord> record_;
   const CostTable* table_;
