@@ -24,7 +24,7 @@ qa8_qw_gemm_4x8c4__avxvnni qa8_qw_gemv_1x16c4__avx512vnni qa8_qw_gemm_8x16c4__av
 bits_list=${BITS:-"1 2 3 4 5 6 7 8"}
 cpus_for() {
   case $1 in
-    *avx512vnni) echo "znver4 sapphirerapids" ;;
+    *avx512vnni|*avx512vnnigfni) echo "znver4 sapphirerapids" ;;
     *avxvnni) echo "alderlake znver4" ;;
     *) echo "znver3 znver4" ;;
   esac
@@ -62,7 +62,7 @@ for kn in $kernels; do
     ins=$(grep -c '^	' "$out/$id.s") dots=$(grep -cE "^	(\{vex\} )?$dot " "$out/$id.s" || true)
     for c in $(cpus_for "$kn"); do
       cyc=$(mca_cycles "$out/$id.s" $c) rest=$(mca_cycles "$out/$id.rest.s" $c)
-      [ $c = znver4 ] && [ $dot = vpdpbusd ] && [[ $kn == *avx512vnni ]] &&
+      [ $c = znver4 ] && [ $dot = vpdpbusd ] && [[ $kn == *avx512vnni* ]] &&
         eff=$(awk -v r="$rest" -v d="$dots" 'BEGIN {print (r > d ? r : d)}') || eff=$cyc
       echo "| $kn | $b | $(per $ins $macs) | $(per $dots $macs) | $c | $(per $cyc $macs) | $(per $rest $macs) | $(awk -v c="$eff" -v b=$bytes 'BEGIN {printf "%.3f", c / b}') |"
     done
