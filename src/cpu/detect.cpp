@@ -142,7 +142,9 @@ Uarch uarch_from_family_model(const FamilyModel& fm) {
     case 0x4E: case 0x5E: case 0x8E: case 0x9E: case 0xA5: case 0xA6:  // Skylake..Comet Lake
       return Uarch::skylake;
     case 0x55: return Uarch::skylake_x;                     // also Cascade / Cooper Lake
-    case 0x6A: case 0x6C: case 0x7D: case 0x7E: return Uarch::icelake;
+    case 0x6A: case 0x6C: case 0x7D: case 0x7E:             // Ice Lake
+    case 0xA7:                                              // Rocket Lake: the same core (Cypress Cove)
+      return Uarch::icelake;
     case 0x8C: case 0x8D: return Uarch::tigerlake;
     case 0x8F: return Uarch::sapphirerapids;
     case 0xCF: return Uarch::emeraldrapids;
