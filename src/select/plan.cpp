@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "format/layouts.h"
 #include "select/cost_model.h"
 #include "util/error.h"
 
@@ -232,8 +233,11 @@ std::vector<Mix> candidate_mixes(const std::vector<Eligible>& ks, int m) {
 
 std::string kernel_rejection(const KernelDesc& kd, const LayoutDesc& layout,
                              const WeightProblem& p, IsaSet isa, bool require_code) {
-  if (kd.layout_id != layout.id)
-    return concat("layout mismatch: reads layout ", kd.layout_id, ", weights are ", layout.name);
+  if (kd.layout_id != layout.id) {
+    const LayoutDesc* reads = find_layout(kd.layout_id);
+    return concat("layout mismatch: reads ", reads ? reads->name : "an unknown layout",
+                  ", weights are ", layout.name);
+  }
   if (!isa.contains(kd.requires))
     return "missing ISA: " + isa_list(kd.requires.missing_from(isa));
   if (require_code && kd.fn == nullptr) return "not built for this architecture";
