@@ -12,7 +12,6 @@
 
 #include "lowbit/lowbit.hpp"
 #include "ops/linear.h"
-#include "ops/team_backoff.h"
 #include "test_util.h"
 
 namespace lowbit {
@@ -87,126 +86,33 @@ TEST(ForeignTeam, EveryTeamSizeIsBitExact) {
   }
 }
 
-// What the backoff tests call: 2048 x 512 4-bit weights, one row, and the reference.
-struct BackoffCase {
-  WeightProblem p{2048, 512, 4, 32, false, false};
-  test::Weights w = test::random_weights(p, 5);
-  PackedWeights packed = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr);
-  test::Activations x = test::random_activations(1, p.k, 6);
-  std::vector<float> ref = test::reference(w, 1, x.x);
-  std::vector<float> y = std::vector<float>(size_t(p.n));
-
-  // One call on tt's team whose threads may sleep idle_after_ns after a region; true when bit-exact.
-  bool call(ThreadTeam& tt, uint64_t idle_after_ns) {
-    ForeignTeam team = tt.team();
-    team.idle_after_ns = idle_after_ns;
-    std::fill(y.begin(), y.end(), -1.0f);
-    linear_on_team(packed, 1, x.x, y.data(), {}, team);
-    return test::bits_equal(y.data(), ref.data(), y.size());
-  }
-};
-constexpr uint64_t kNeverIdle = 3'600'000'000'000;  // an hour: only the first call finds the team idle
-
 TEST(ForeignTeam, ALateTeamIsLeftOutOfTheNextCallsThenAskedAgain) {
-  BackoffCase bc;
+  const WeightProblem p{2048, 512, 4, 32, false, false};
+  const test::Weights w = test::random_weights(p, 5);
+  const PackedWeights packed = PackedWeights::pack(p.n, p.k, p.bits, p.group_size, w.q.data(), w.scales.data(), nullptr, nullptr);
+  test::Activations x = test::random_activations(1, p.k, 6);
+  const std::vector<float> ref = test::reference(w, 1, x.x);
+  std::vector<float> y(size_t(p.n));
   // Runs on a fresh thread: the backoff belongs to the calling thread (as an OpenMP team does).
   std::thread([&] {
     ThreadTeam tt;
     tt.late_helpers = true;
-    EXPECT_TRUE(bc.call(tt, kNeverIdle));  // late, but the team was idle: judged by the next call
+    const ForeignTeam team = tt.team();
+    linear_on_team(packed, 1, x.x, y.data(), {}, team);
+    EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
     EXPECT_EQ(tt.forks.load(), 1);
-    EXPECT_TRUE(bc.call(tt, kNeverIdle));  // late again: counted
+    linear_on_team(packed, 1, x.x, y.data(), {}, team);  // left out of one call
+    EXPECT_EQ(tt.forks.load(), 1);
+    EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
+    linear_on_team(packed, 1, x.x, y.data(), {}, team);  // asked again: late again
     EXPECT_EQ(tt.forks.load(), 2);
-    EXPECT_TRUE(bc.call(tt, kNeverIdle));  // left out of one call
+    for (int i = 0; i < 2; ++i) linear_on_team(packed, 1, x.x, y.data(), {}, team);  // left out of two
     EXPECT_EQ(tt.forks.load(), 2);
-    EXPECT_TRUE(bc.call(tt, kNeverIdle));  // asked again: late again
-    EXPECT_EQ(tt.forks.load(), 3);
-    for (int i = 0; i < 2; ++i) EXPECT_TRUE(bc.call(tt, kNeverIdle));  // left out of two
-    EXPECT_EQ(tt.forks.load(), 3);
     tt.late_helpers = false;
-    EXPECT_TRUE(bc.call(tt, kNeverIdle));  // asked again
-    EXPECT_EQ(tt.forks.load(), 4);
+    linear_on_team(packed, 1, x.x, y.data(), {}, team);  // asked again
+    EXPECT_EQ(tt.forks.load(), 3);
+    EXPECT_TRUE(test::bits_equal(y.data(), ref.data(), y.size()));
   }).join();
-}
-
-TEST(ForeignTeam, AWakeUpAfterAnIdleSpellCountsOnlyIfItBoughtNothing) {
-  BackoffCase bc;
-  std::thread([&] {
-    ThreadTeam tt;
-    tt.late_helpers = true;
-    EXPECT_TRUE(bc.call(tt, 0));  // every call finds the team idle: this one wakes it, late
-    EXPECT_EQ(tt.forks.load(), 1);
-    EXPECT_TRUE(bc.call(tt, 0));  // idle again before a call used it awake: left out
-    EXPECT_EQ(tt.forks.load(), 1);
-    EXPECT_TRUE(bc.call(tt, 0));  // asked again: late, judged by the next call
-    EXPECT_EQ(tt.forks.load(), 2);
-    EXPECT_TRUE(bc.call(tt, 0));  // which leaves it out of two
-    EXPECT_TRUE(bc.call(tt, 0));
-    EXPECT_EQ(tt.forks.load(), 2);
-  }).join();
-}
-
-// The rule itself, call by call (no threads, so whether a call was late is not left to timing).
-TEST(TeamBackoff, AWakeUpFollowedByACallInTimeIsForgiven) {
-  TeamBackoff b;
-  for (int token = 0; token < 100; ++token) {  // a pause, then a token's layers
-    ASSERT_TRUE(b.ask(/*after_idle=*/true));
-    b.judge(/*late=*/true, true);
-    for (int layer = 0; layer < 7; ++layer) {
-      ASSERT_TRUE(b.ask(false));
-      b.judge(false, false);
-    }
-  }
-  EXPECT_EQ(b.backoff(), 0);
-}
-
-TEST(TeamBackoff, LatenessWhileAwakeCountsAtOnceAndDoubles) {
-  TeamBackoff b;
-  EXPECT_TRUE(b.ask(false));
-  b.judge(true, false);
-  EXPECT_EQ(b.backoff(), 1);
-  EXPECT_FALSE(b.ask(false));
-  EXPECT_TRUE(b.ask(false));
-  b.judge(true, false);
-  EXPECT_EQ(b.backoff(), 2);
-  EXPECT_FALSE(b.ask(false));
-  EXPECT_FALSE(b.ask(false));
-  EXPECT_TRUE(b.ask(false));
-  // A wake-up after the team was left out: late once more while awake, and it counts.
-  b.judge(true, true);
-  EXPECT_EQ(b.backoff(), 2);
-  EXPECT_TRUE(b.ask(false));
-  b.judge(true, false);
-  EXPECT_EQ(b.backoff(), 4);
-}
-
-TEST(TeamBackoff, OnlyARunOfCallsInTimeHalvesTheBackoffUpToItsCap) {
-  TeamBackoff b;
-  for (int i = 0; i < 10; ++i) {
-    while (!b.ask(false)) {
-    }
-    b.judge(true, false);
-  }
-  EXPECT_EQ(b.backoff(), TeamBackoff::kMaxBackoff);
-  while (!b.ask(false)) {
-  }
-  for (int i = 0; i < TeamBackoff::kCallsToHalve - 1; ++i) {
-    b.judge(false, false);
-    ASSERT_TRUE(b.ask(false));
-  }
-  EXPECT_EQ(b.backoff(), TeamBackoff::kMaxBackoff);
-  b.judge(false, false);
-  EXPECT_EQ(b.backoff(), TeamBackoff::kMaxBackoff / 2);
-  EXPECT_TRUE(b.ask(false));  // in time: nothing left out
-}
-
-TEST(TeamBackoff, AWakeUpThatBoughtNothingCountsAtTheNextIdleSpell) {
-  TeamBackoff b;
-  EXPECT_TRUE(b.ask(true));
-  b.judge(true, true);
-  EXPECT_EQ(b.backoff(), 0);
-  EXPECT_FALSE(b.ask(true));  // idle again: that wake-up counts now, this call runs alone
-  EXPECT_EQ(b.backoff(), 1);
 }
 
 TEST(ForeignTeam, ATeamThatRunsNothingIsAnInternalErrorNotAWrongResult) {

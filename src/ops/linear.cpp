@@ -14,7 +14,6 @@
 #include "cpu/current_core.h"
 #include "format/layouts.h"
 #include "ops/lhs_pack.h"
-#include "ops/team_backoff.h"
 #include "ops/live_weights.h"
 #include "select/explain.h"
 #include "select/select_layout.h"
@@ -321,29 +320,39 @@ struct TeamCall {
 };
 
 // The calling thread's team (an OpenMP team belongs to the thread that opens its regions):
-// whether to ask it (ops/team_backoff.h), and when it last returned.
-struct CallersTeam {
-  TeamBackoff backoff;
-  uint64_t returned_ns = 0;  // 0: never asked
+// calls it is left out of, and the current backoff. As ops/thread_pool.cpp's rule for a worker,
+// except that only a run of calls in time halves the backoff, instead of one clearing it: a late
+// team costs the caller a wait (a sleeping thread's wake-up: on the 2-vCPU VM up to 7 ms after
+// a 150 ms pause), a late pool worker costs it nothing, so lateness that comes back after every
+// pause must not be forgotten after one call in time.
+struct TeamBackoff {
+  int skip = 0, backoff = 0, in_time = 0;
 };
+constexpr int kMaxTeamBackoff = 64;
+constexpr int kTeamCallsToHalve = 16;
 
 void execute_on_team(LinearJob& job, const ForeignTeam& team) {
-  thread_local CallersTeam ct;
+  thread_local TeamBackoff b;
   const uint32_t n = job.num_tasks();
-  const uint64_t fork_ns = steady_now_ns();
-  const bool after_idle = ct.returned_ns == 0 || fork_ns - ct.returned_ns > team.idle_after_ns;
-  if (team.threads < 2 || n < 2 || !ct.backoff.ask(after_idle)) {
+  if (team.threads < 2 || n < 2 || b.skip > 0) {
+    if (team.threads >= 2 && n >= 2) --b.skip;
     job.prologue();
     for (uint32_t t = 0; t < n; ++t) job.run(t, nullptr, false);
     return;
   }
   TeamCall c{&job, n, std::this_thread::get_id()};
-  c.fork_ns = fork_ns;
+  c.fork_ns = steady_now_ns();
   team.fork_join(team.ctx, &TeamCall::body, &c);
   if (!c.prologue_taken.load(std::memory_order_relaxed) || c.next.load(std::memory_order_relaxed) < n)
     fail(Status::internal, "the thread team returned before running the call's tasks");
-  ct.returned_ns = steady_now_ns();
-  ct.backoff.judge(c.late(), after_idle);
+  if (c.late()) {
+    b.backoff = std::min(std::max(1, 2 * b.backoff), kMaxTeamBackoff);
+    b.skip = b.backoff;
+    b.in_time = 0;
+  } else if (++b.in_time == kTeamCallsToHalve) {
+    b.backoff /= 2;
+    b.in_time = 0;
+  }
 }
 
 }  // namespace

@@ -45,17 +45,13 @@ struct ForeignTeam {
   int threads = 1;
   void (*fork_join)(void* ctx, void (*body)(void*), void* arg) = nullptr;
   void* ctx = nullptr;
-  // How long after a region the team's threads may still spin: later, they may sleep, and a call
-  // that finds them late was only waking them (libgomp spins for about a millisecond).
-  uint64_t idle_after_ns = 1'000'000;
 };
 
 // PackedWeights::linear with the tasks on `team` instead of lowbit's pool. Tasks are claimed one
 // at a time by whichever thread is free, so a thread that starts late gets less work, not the
 // same share; and a team that kept the caller waiting longer than half its own work (late: a
-// thread asleep or descheduled) is left out of this thread's next calls, which then run on the
-// calling thread alone (ops/team_backoff.h: how many; a late call after the team sat idle for
-// idle_after_ns is a wake-up, and counts only if the next call finds the team no better).
+// thread asleep or descheduled) is left out of this thread's next calls, twice as many each
+// time up to 64 (16 calls in time halve that), which then run on the calling thread alone.
 // options.num_threads is ignored (team.threads plans).
 void linear_on_team(const PackedWeights& w, int m, const float* x, float* y, const LinearOptions& options,
                     const ForeignTeam& team);
