@@ -381,7 +381,9 @@ TEST(TuningRecord, AnUnmeasuredVariantTakesItsMeasuredSiblingsCost) {
   drop("qa8_qw_gemv_1x16c4__avx512vnni");
   const Tuning none(std::make_shared<TuningRecord>(r), "test");
   EXPECT_EQ(none.kernel_cost(reg, variant, host_profile()).source, "generic");
-  if (host_profile().isa.contains(variant.requires)) EXPECT_EQ(none.find_override(reg, host_profile(), h, 5, 1), nullptr);
+  if (host_profile().isa.contains(variant.requires)) {
+    EXPECT_EQ(none.find_override(reg, host_profile(), h, 5, 1), nullptr);
+  }
 }
 
 TEST(TuningRecord, ChangedKernelsAndRegistryOnlyDropWhatTheyInvalidate) {
@@ -480,6 +482,17 @@ TEST(TuningRecord, AMeasuredPrefetchDistanceReachesThePlan) {
   EXPECT_EQ(t.prefetch_distance(reg, gemv, parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen4")).bytes,
             gemv.prefetch_bytes);
   EXPECT_EQ(Tuning().prefetch_distance(reg, gemv, zen3).source, "registry default");
+  // Without a record, a uarch with a measured generic distance runs it (select/generic_costs.cpp);
+  // a record's measured distance still comes first on its CPU.
+  const KernelDesc& avx2_gemv = *reg.kernel("qa8_qw_gemv_1x8c4__avx2");
+  const CpuProfile zen4 = parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen4");
+  ASSERT_GE(generic_prefetch_bytes(avx2_gemv.name, Uarch::zen4), 0);
+  EXPECT_NE(uint32_t(generic_prefetch_bytes(avx2_gemv.name, Uarch::zen4)), avx2_gemv.prefetch_bytes);
+  EXPECT_EQ(Tuning().prefetch_distance(reg, avx2_gemv, zen4).bytes,
+            uint32_t(generic_prefetch_bytes(avx2_gemv.name, Uarch::zen4)));
+  EXPECT_EQ(Tuning().prefetch_distance(reg, avx2_gemv, zen4).source, "generic for zen4");
+  EXPECT_EQ(Tuning().prefetch_distance(reg, avx2_gemv, zen3).bytes, avx2_gemv.prefetch_bytes);
+  EXPECT_EQ(generic_prefetch_bytes(gemv.name, Uarch::zen4), -1);
 
   PackedHeader h;
   h.layout = find_layout(layout_id::x86_avx2_lut_n32k4s32);

@@ -161,15 +161,16 @@ int cmd_tune(int argc, char** argv) {
     if (reg.layout(f.kd->layout_id)->arch == Arch::unknown) continue;
     // A kernel that prefetches its weights: the distance this CPU's memory wants first
     // (docs/tuning.md), then its bandwidth at that distance.
-    uint32_t prefetch = f.kd->prefetch_bytes;
+    // Without a record the planner runs the generic distance for this uarch, else the registry's.
+    uint32_t prefetch = Tuning().prefetch_distance(reg, *f.kd, prof).bytes;
     if (prefetch > 0 && budget.prefetch) {
       const std::vector<PrefetchTiming> pt = prefetch_timings(*f.kd, caches, budget);
-      prefetch = choose_prefetch(pt, f.kd->prefetch_bytes, kPrefetchMargin);
+      prefetch = choose_prefetch(pt, prefetch, kPrefetchMargin);
       f.entry.prefetch_bytes = int(prefetch);
       std::string times;
       for (const PrefetchTiming& t : pt)
         times += concat(times.empty() ? "" : ", ", t.bytes, " B ", fmt(t.ns * 1e-3, 0), " µs");
-      progress(concat("  ", f.kd->name, budget.dram ? " from DRAM: " : " (1 MiB, not DRAM): ", times, " -> ",
+      progress(concat("  ", f.kd->name, budget.dram ? " from DRAM" : " (1 MiB, not DRAM)", ", geomean of two widths: ", times, " -> ",
                       prefetch, " B"));
     }
     f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget, prefetch);

@@ -280,20 +280,37 @@ size_t dram_bytes(const CacheLevels& caches, int threads) {
 }  // namespace
 
 std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b) {
-  constexpr int k = 4096, bits = 4, group = 32;
+  constexpr int k = 4096, group = 32;
+  // A one-plane and a two-plane width (format/layout.h): one distance serves every width, and on
+  // Zen 4 the one that suits 4 bits (512 B) cost 6 bits 1.3x (docs/x86-kernels.md).
+  const bool reads_4_bits = kd.bits_mask >> 4 & 1u;
+  std::vector<int> widths;
+  for (int bits : {reads_4_bits ? 4 : 2, reads_4_bits ? 6 : 3})
+    if (kd.bits_mask >> bits & 1u) widths.push_back(bits);
   const LayoutDesc& l = *default_registry().layout(kd.layout_id);
-  const double col_bytes = double(make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l.nr;
   const double bytes = b.dram ? double(dram_bytes(caches, 1)) : double(MiB);
-  const int cols = std::max(l.nr, int(bytes / col_bytes) / l.nr * l.nr);
-  const TimedWeights tw = timed_weights(l, bits, group, k, cols);
+  const uint32_t distances[] = {0, 256, 512, 1024, 2048, 4096, 8192};
+  std::vector<TimedWeights> tw;
+  std::vector<int> cols;
+  for (int bits : widths) {
+    const double col_bytes = double(make_geometry(l, {l.nr, k, bits, group, false, false}, ScaleFormat::bf16).panel_footprint()) / l.nr;
+    cols.push_back(std::max(l.nr, int(bytes / col_bytes) / l.nr * l.nr));
+    tw.push_back(timed_weights(l, bits, group, k, cols.back()));
+  }
   const AlignedBuffer lhs = packed_lhs(kd, 1, k, group);
-  std::vector<float> y(static_cast<size_t>(cols));
-  const uint32_t distances[] = {0, 512, 1024, 2048, 4096, 8192};
+  std::vector<float> y(static_cast<size_t>(*std::max_element(cols.begin(), cols.end())));
   std::vector<std::function<void()>> calls;
-  for (uint32_t d : distances) calls.push_back([&, d] { call_kernel(kd, tw, k, lhs.data(), 1, 0, cols, y.data(), d); });
+  for (uint32_t d : distances)
+    for (size_t w = 0; w < widths.size(); ++w)
+      calls.push_back([&, d, w] { call_kernel(kd, tw[w], k, lhs.data(), 1, 0, cols[w], y.data(), d); });
   const std::vector<double> ns = interleaved_medians(calls, 2 * b.reps + 1);
+  // Each distance's geomean over the widths: every width's time counts alike.
   std::vector<PrefetchTiming> out;
-  for (size_t i = 0; i < ns.size(); ++i) out.push_back({distances[i], ns[i]});
+  for (size_t i = 0; i < std::size(distances); ++i) {
+    double log_sum = 0.0;
+    for (size_t w = 0; w < widths.size(); ++w) log_sum += std::log(ns[i * widths.size() + w]);
+    out.push_back({distances[i], std::exp(log_sum / double(widths.size()))});
+  }
   return out;
 }
 

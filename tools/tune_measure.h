@@ -66,9 +66,10 @@ Sweep read_sweep(const TuneBudget& b);
 BandwidthTable level_bandwidth(const KernelDesc* kd, const CacheLevels& caches, int threads, const TuneBudget& b,
                                uint32_t prefetch_bytes = 0);
 
-// One worker's decode from DRAM (`kd`, a kernel that prefetches its weights: one row, 4-bit,
-// group 32, the weights well over L3; 1 MiB of them without b.dram) at each software-prefetch
-// distance from none to 8 KiB, the distances interleaved (choose_prefetch picks one).
+// One worker's decode from DRAM (`kd`, a kernel that prefetches its weights: one row at 4 and
+// 6 bits, or 2 and 3 for a kernel of 1-3 bits, group 32, the weights well over L3; 1 MiB of them
+// without b.dram) at each software-prefetch distance from none to 8 KiB, all interleaved; per
+// distance the geomean of its widths' medians (choose_prefetch picks one).
 std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b);
 
 // Per parallel call of w = 1..threads workers (index w-1; 0 for one worker, which runs inline)

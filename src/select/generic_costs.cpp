@@ -76,7 +76,12 @@ const CostTable& generic_costs() {
        per_bit_cost({0.0f}, {0.0151f, 0.0173f, 0.0190f, 0.0191f, 0.0194f, 0.0196f, 0.0204f, 0.0208f}, 150.0f, 0.12f)},
       // Its unpacking (paid once per 8-row block) is set so that one row costs as much as the
       // GEMV's, as designed (docs/x86-kernels.md: the tile is for m >= 2); 8 rows as scaled.
-      {"qa8_qw_gemm_8x16c4__avx512vnni", uniform_cost(0.012f, 0.0095f, 300.0f, 0.0f, 0.08f)},
+      // Zen 4 (AVX-512 on 256-bit units): measured against these costs (1024 x 2048, L2, one
+      // thread, bits 1..8), both GEMVs take 1.24-1.43x what this GEMM takes at 1, 2, 3 and 5
+      // bits (its 3 rows looked cheaper than the GEMM's 4-row code, 1.35x faster at 1 bit),
+      // 0.82-1.07x at 4, 6, 7, 8; 0.8 keeps the 8-bit GEMV its m = 1.
+      {"qa8_qw_gemm_8x16c4__avx512vnni",
+       uniform_cost(0.012f, 0.0095f, 300.0f, 0.0f, 0.08f, {{Uarch::zen4, 0.8f}})},
       // aarch64: llvm-mca-19 on the group-32 loop, Neoverse N2 as reference, factors for other
       // cores from the same models (docs/arm-kernels.md, scripts/arm_mca.sh).
       {"qa8_qw_gemv_1x8c1__neon",
@@ -104,6 +109,26 @@ const CostTable& generic_costs() {
       {"qa8_qw_gemm_8x8c8__i8mm", uniform_cost(0.031f, 0.03f, 200.0f)},
   };
   return t;
+}
+
+int generic_prefetch_bytes(const std::string& kernel, Uarch u) {
+  struct UarchPrefetch {
+    const char* kernel;
+    Uarch uarch;
+    int bytes;
+  };
+  // Zen 4 (stop 51, docs/x86-kernels.md "The distance is the CPU's"): 14336 x 4096 from DRAM,
+  // one thread, each width at 0-2048 B interleaved; the AVX-512 GEMV read fastest at 256 B at
+  // every width (5 bits 1.49x, 7 bits 1.40x, 6 bits 1.31x, 4 bits 1.29x faster than at 2 KiB),
+  // the AVX2 one at 512 B (4 bits 1.33x, 6 bits level).
+  static const UarchPrefetch kTable[] = {
+      {"qa8_qw_gemv_1x16c4__avx512vnni", Uarch::zen4, 256},
+      {"qa8_qw_gemv_1x16c4__avx512vnnigfni", Uarch::zen4, 256},
+      {"qa8_qw_gemv_1x8c4__avx2", Uarch::zen4, 512},
+  };
+  for (const UarchPrefetch& e : kTable)
+    if (e.uarch == u && kernel == e.kernel) return e.bytes;
+  return -1;
 }
 
 const KernelCost* find_cost(const CostTable& t, const std::string& name) {

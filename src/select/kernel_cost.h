@@ -62,6 +62,11 @@ const CostTable& generic_costs();
 // The entry for `name`, or nullptr.
 const KernelCost* find_cost(const CostTable& t, const std::string& name);
 
+// The software-prefetch distance (UKernelArgs::prefetch_bytes) a kernel runs at on a uarch when
+// no tuning record gives one, where it was measured far from the registry's default; -1 where
+// the default stands (select/generic_costs.cpp).
+int generic_prefetch_bytes(const std::string& kernel, Uarch u);
+
 // Multiplier from the cost's uarch affinity table (1 when it names none for `u`).
 double uarch_factor(const KernelCost& c, Uarch u);
 

@@ -131,6 +131,10 @@ Tuning::PrefetchFrom Tuning::prefetch_distance(const Registry& reg, const Kernel
     for (const KernelEntry& e : record_->kernels)
       if (e.name == kd.name && e.identity == reg.identity(kd) && e.prefetch_bytes >= 0)
         return {uint32_t(e.prefetch_bytes), origin_};
+  // x86 CPUs have one uarch; a heterogeneous Arm one has no kernel that prefetches.
+  const Uarch u = prof.main_uarch();
+  const int generic = kd.prefetch_bytes > 0 ? generic_prefetch_bytes(kd.name, u) : -1;
+  if (generic >= 0) return {uint32_t(generic), concat("generic for ", uarch_name(u))};
   return {kd.prefetch_bytes, "registry default"};
 }
 
