@@ -483,7 +483,7 @@ TEST(TuningRecord, AMeasuredPrefetchDistanceReachesThePlan) {
             gemv.prefetch_bytes);
   EXPECT_EQ(Tuning().prefetch_distance(reg, gemv, zen3).source, "registry default");
   // Without a record, a uarch with a measured generic distance runs it (select/generic_costs.cpp);
-  // a record's measured distance still comes first on its CPU.
+  // other uarchs and kernels without an entry keep the registry's.
   const KernelDesc& avx2_gemv = *reg.kernel("qa8_qw_gemv_1x8c4__avx2");
   const CpuProfile zen4 = parse_profile_spec("x86_64:avx2,fma,f16c;cores=2xzen4");
   ASSERT_GE(generic_prefetch_bytes(avx2_gemv.name, Uarch::zen4), 0);

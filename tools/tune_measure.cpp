@@ -287,6 +287,8 @@ std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLe
   std::vector<int> widths;
   for (int bits : {reads_4_bits ? 4 : 2, reads_4_bits ? 6 : 3})
     if (kd.bits_mask >> bits & 1u) widths.push_back(bits);
+  for (int bits = 1; widths.empty() && bits <= kMaxBits; ++bits)  // a kernel of other widths: its narrowest
+    if (kd.bits_mask >> bits & 1u) widths.push_back(bits);
   const LayoutDesc& l = *default_registry().layout(kd.layout_id);
   const double bytes = b.dram ? double(dram_bytes(caches, 1)) : double(MiB);
   const uint32_t distances[] = {0, 256, 512, 1024, 2048, 4096, 8192};

@@ -117,7 +117,7 @@ int generic_prefetch_bytes(const std::string& kernel, Uarch u) {
     Uarch uarch;
     int bytes;
   };
-  // Zen 4 (stop 51, docs/x86-kernels.md "The distance is the CPU's"): 14336 x 4096 from DRAM,
+  // Zen 4 (stop 51, docs/x86-kernels.md "Zen 4 wants 256 B"): 14336 x 4096 from DRAM,
   // one thread, each width at 0-2048 B interleaved; the AVX-512 GEMV read fastest at 256 B at
   // every width (5 bits 1.49x, 7 bits 1.40x, 6 bits 1.31x, 4 bits 1.29x faster than at 2 KiB),
   // the AVX2 one at 512 B (4 bits 1.33x, 6 bits level).
