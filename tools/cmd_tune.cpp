@@ -157,12 +157,12 @@ int cmd_tune(int argc, char** argv) {
   //    (the scalar kernels never wait for memory).
   progress("bandwidth: L2, L3" + std::string(budget.dram ? ", DRAM" : "") + " at 1.." + std::to_string(threads) + " threads");
   rec.bandwidth = level_bandwidth(nullptr, caches, threads, budget);
+  const Tuning no_record;  // the distances the planner runs without a record (generic, else the registry's)
   for (Fitted& f : fits) {
     if (reg.layout(f.kd->layout_id)->arch == Arch::unknown) continue;
     // A kernel that prefetches its weights: the distance this CPU's memory wants first
     // (docs/tuning.md), then its bandwidth at that distance.
-    // Without a record the planner runs the generic distance for this uarch, else the registry's.
-    uint32_t prefetch = Tuning().prefetch_distance(reg, *f.kd, prof).bytes;
+    uint32_t prefetch = no_record.prefetch_distance(reg, *f.kd, prof).bytes;
     if (prefetch > 0 && budget.prefetch) {
       const std::vector<PrefetchTiming> pt = prefetch_timings(*f.kd, caches, budget);
       prefetch = choose_prefetch(pt, prefetch, kPrefetchMargin);
@@ -170,7 +170,7 @@ int cmd_tune(int argc, char** argv) {
       std::string times;
       for (const PrefetchTiming& t : pt)
         times += concat(times.empty() ? "" : ", ", t.bytes, " B ", fmt(t.ns * 1e-3, 0), " µs");
-      progress(concat("  ", f.kd->name, budget.dram ? " from DRAM" : " (1 MiB, not DRAM)", ", geomean of two widths: ", times, " -> ",
+      progress(concat("  ", f.kd->name, budget.dram ? " from DRAM" : " (1 MiB, not DRAM)", ", geomean over its widths: ", times, " -> ",
                       prefetch, " B"));
     }
     f.entry.bandwidth = level_bandwidth(f.kd, caches, threads, budget, prefetch);

@@ -281,14 +281,12 @@ size_t dram_bytes(const CacheLevels& caches, int threads) {
 
 std::vector<PrefetchTiming> prefetch_timings(const KernelDesc& kd, const CacheLevels& caches, const TuneBudget& b) {
   constexpr int k = 4096, group = 32;
-  // A one-plane and a two-plane width (format/layout.h): one distance serves every width, and on
-  // Zen 4 the one that suits 4 bits (512 B) cost 6 bits 1.3x (docs/x86-kernels.md).
-  const bool reads_4_bits = kd.bits_mask >> 4 & 1u;
+  // Two widths the kernel reads, a one-plane one and a two-plane one where it can (format/
+  // layout.h: 4 and 6, or 2 and 3 for the 1-3-bit kernels): one distance serves every width, and
+  // on Zen 4 the one that suits 4 bits (512 B) cost 6 bits 1.3x (docs/x86-kernels.md).
   std::vector<int> widths;
-  for (int bits : {reads_4_bits ? 4 : 2, reads_4_bits ? 6 : 3})
-    if (kd.bits_mask >> bits & 1u) widths.push_back(bits);
-  for (int bits = 1; widths.empty() && bits <= kMaxBits; ++bits)  // a kernel of other widths: its narrowest
-    if (kd.bits_mask >> bits & 1u) widths.push_back(bits);
+  for (int bits : {4, 6, 2, 3, 1, 5, 7, 8})
+    if (widths.size() < 2 && (kd.bits_mask >> bits & 1u)) widths.push_back(bits);
   const LayoutDesc& l = *default_registry().layout(kd.layout_id);
   const double bytes = b.dram ? double(dram_bytes(caches, 1)) : double(MiB);
   const uint32_t distances[] = {0, 256, 512, 1024, 2048, 4096, 8192};
