@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "format/layouts.h"
+#include "format/lhs_layout.h"
 #include "select/cost_model.h"
 #include "util/error.h"
 
@@ -120,7 +121,8 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
     t.per_col += full * compute_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
     if (rest) t.per_col += compute_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
     t.blocks += full + (rest ? 1 : 0);
-    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k);
+    // A call reads its LHS block: the values, or a table-lookup kernel's tables (8x the bytes).
+    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k * lhs_bytes_per_k(s.kernel->lhs.kind));
     if (c.narrow != 0.0f && c.wide_cols > 0) {
       t.narrow[i].wide_cols = c.wide_cols;
       t.narrow[i].per_col = full * narrow_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
@@ -475,7 +477,7 @@ std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
           t.terms.group_row += count * b.group_row;
           for (size_t w = 0; w < wide_cols.size(); ++w)
             t.narrow[w] += count * narrow_term(*s.kernel, {size_t(rows), cols, k, size_t(g.group_size), g.bits}, wide_cols[w]);
-          t.lhs_bytes += double(count) * double(s.kernel->mr) * double(k);
+          t.lhs_bytes += double(count) * double(s.kernel->mr) * double(k) * double(lhs_bytes_per_k(s.kernel->lhs.kind));
         }
       }
     }
