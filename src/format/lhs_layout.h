@@ -35,8 +35,11 @@ struct LhsFormat {
 // The lookup tables' entries are offset by this (4 · 255), so that they are never negative.
 constexpr int kLutBias = 1020;
 constexpr int kLutTableBytes = 32;  // per row and k4 group
-// Bytes per row and k value of a block's values (q) or lookup tables.
-constexpr size_t lhs_bytes_per_k(LhsKind kind) { return kind == LhsKind::lut4 ? kLutTableBytes / 4 : 1; }
+// Bytes of one block's values (q) or lookup tables (8 per k and row): what a kernel streams of
+// its LHS in a call.
+constexpr size_t lhs_values_bytes(LhsFormat f, size_t k) {
+  return size_t(f.mr) * k * (f.kind == LhsKind::lut4 ? size_t(kLutTableBytes) / 4 : 1);
+}
 
 struct LhsBlockLayout {
   size_t zero_offset, sums_offset, pairs_offset, q_offset, block_bytes;  // q_offset: q or tables

@@ -122,7 +122,7 @@ TaskModel task_model(const Mix& mix, Uarch u, const PackedGeometry& g, int r0, i
     if (rest) t.per_col += compute_cycles(*s.kernel, c, u, {size_t(rest), 1, k, size_t(g.group_size), g.bits});
     t.blocks += full + (rest ? 1 : 0);
     // A call reads its LHS block: the values, or a table-lookup kernel's tables (8x the bytes).
-    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, size_t(mr) * k * lhs_bytes_per_k(s.kernel->lhs.kind));
+    t.per_call += (full + (rest ? 1 : 0)) * call_cycles(c, u, lhs_values_bytes(s.kernel->lhs, k));
     if (c.narrow != 0.0f && c.wide_cols > 0) {
       t.narrow[i].wide_cols = c.wide_cols;
       t.narrow[i].per_col = full * narrow_cycles(*s.kernel, c, u, {size_t(mr), 1, k, size_t(g.group_size), g.bits});
@@ -477,7 +477,7 @@ std::vector<PlanTerms> plan_terms(const ExecPlan& plan, const PackedGeometry& g,
           t.terms.group_row += count * b.group_row;
           for (size_t w = 0; w < wide_cols.size(); ++w)
             t.narrow[w] += count * narrow_term(*s.kernel, {size_t(rows), cols, k, size_t(g.group_size), g.bits}, wide_cols[w]);
-          t.lhs_bytes += double(count) * double(s.kernel->mr) * double(k) * double(lhs_bytes_per_k(s.kernel->lhs.kind));
+          t.lhs_bytes += double(count) * double(lhs_values_bytes(s.kernel->lhs, k));
         }
       }
     }
